@@ -1,0 +1,115 @@
+import { NameExistsError } from '../../common/errors/http-errors';
+import { sqlState, type Db } from '../storage/db';
+
+export type RoleType = 'root' | 'root-custom' | 'project' | 'custom';
+
+/** A role as the admin API shows it (spec 2.7). `project` is null when the role is not bound to one. */
+export interface Role {
+  id: number;
+  type: RoleType;
+  name: string;
+  description: string;
+  project: string | null;
+}
+
+export interface RolePermission {
+  name: string;
+  /** Set for environment permissions only. */
+  environment?: string;
+}
+
+export interface NewRole {
+  name: string;
+  description: string;
+  type: 'root-custom' | 'custom';
+  permissions: RolePermission[];
+}
+
+export interface RoleStore {
+  /** Creates a role with its permissions; throws NameExistsError when the name exists (any case, trimmed). */
+  create(role: NewRole): Promise<Role>;
+  get(id: number): Promise<Role | undefined>;
+  getByName(name: string): Promise<Role | undefined>;
+  list(): Promise<Role[]>;
+  permissionsOf(roleId: number): Promise<RolePermission[]>;
+}
+
+interface RoleRow {
+  id: number;
+  type: RoleType;
+  name: string;
+  description: string;
+  project: string | null;
+}
+
+const COLUMNS = 'id, type, name, description, project';
+
+function toRole(row: RoleRow): Role {
+  return {
+    id: Number(row.id),
+    type: row.type,
+    name: row.name,
+    description: row.description,
+    project: row.project,
+  };
+}
+
+/** The PostgreSQL role store; runs on `pg` and PGlite alike. */
+export class PgRoleStore implements RoleStore {
+  constructor(private readonly db: Db) {}
+
+  async create(role: NewRole): Promise<Role> {
+    try {
+      return await this.db.transaction(async (tx) => {
+        const [row] = await tx.query<RoleRow>(
+          `INSERT INTO roles (name, description, type) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
+          [role.name, role.description, role.type],
+        );
+        const created = toRole(row);
+        if (role.permissions.length > 0) {
+          await tx.query(
+            `INSERT INTO role_permissions (role_id, permission, environment)
+             SELECT $1, p.name, coalesce(p.environment, '') FROM jsonb_to_recordset($2::jsonb) AS p(name text, environment text)
+             ON CONFLICT DO NOTHING`,
+            [created.id, JSON.stringify(role.permissions)],
+          );
+        }
+        return created;
+      });
+    } catch (err) {
+      if (sqlState(err) === '23505') {
+        throw new NameExistsError(
+          `A role named "${role.name}" already exists (names are compared ignoring case)`,
+        );
+      }
+      throw err;
+    }
+  }
+
+  async get(id: number): Promise<Role | undefined> {
+    const rows = await this.db.query<RoleRow>(`SELECT ${COLUMNS} FROM roles WHERE id = $1`, [id]);
+    return rows[0] && toRole(rows[0]);
+  }
+
+  async getByName(name: string): Promise<Role | undefined> {
+    const rows = await this.db.query<RoleRow>(
+      `SELECT ${COLUMNS} FROM roles WHERE lower(btrim(name)) = lower(btrim($1))`,
+      [name],
+    );
+    return rows[0] && toRole(rows[0]);
+  }
+
+  async list(): Promise<Role[]> {
+    return (await this.db.query<RoleRow>(`SELECT ${COLUMNS} FROM roles ORDER BY id`)).map(toRole);
+  }
+
+  async permissionsOf(roleId: number): Promise<RolePermission[]> {
+    const rows = await this.db.query<{ permission: string; environment: string }>(
+      'SELECT permission, environment FROM role_permissions WHERE role_id = $1 ORDER BY permission, environment',
+      [roleId],
+    );
+    return rows.map((r) =>
+      r.environment === '' ? { name: r.permission } : { name: r.permission, environment: r.environment },
+    );
+  }
+}

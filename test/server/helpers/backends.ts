@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { silentLogger } from '../../../src/common/logging/logger';
+import { createFlagServer, type FlagServer, type FlagServerOptions } from '../../../src/server';
+
+export const CLIENT_TOKEN = 'client-token-1';
+export const ADMIN_TOKEN = 'admin-token-1';
+export const VIEWER_TOKEN = 'viewer-token-1';
+export const EDITOR_TOKEN = 'editor-token-1';
+
+/** A database the suites run on: PGlite always, PostgreSQL when TEST_DATABASE_URL is set. */
+export interface Backend {
+  name: string;
+  /** Options selecting a fresh, isolated database for one test file. */
+  options(): Promise<Partial<FlagServerOptions>>;
+  /** Drops what `options` created. */
+  cleanup(): Promise<void>;
+}
+
+const pgliteBackend = (): Backend => ({
+  name: 'PGlite',
+  options: async () => ({ dataDir: 'memory' }),
+  cleanup: async () => undefined,
+});
+
+const postgresBackend = (url: string): Backend => {
+  const schemas: string[] = [];
+  return {
+    name: 'PostgreSQL',
+    async options() {
+      const schema = `test_${randomBytes(6).toString('hex')}`;
+      schemas.push(schema);
+      return { databaseUrl: url, databaseSchema: schema };
+    },
+    async cleanup() {
+      const client = new Client({ connectionString: url });
+      await client.connect();
+      try {
+        for (const schema of schemas.splice(0))
+          await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+};
+
+export function backends(): Backend[] {
+  const url = process.env.TEST_DATABASE_URL;
+  return url ? [pgliteBackend(), postgresBackend(url)] : [pgliteBackend()];
+}
+
+export const TOKENS: Pick<FlagServerOptions, 'clientTokens' | 'adminTokens'> = {
+  clientTokens: [CLIENT_TOKEN],
+  adminTokens: [ADMIN_TOKEN, `${VIEWER_TOKEN}:Viewer`, `${EDITOR_TOKEN}:Editor`],
+};
+
+/** A flag server on the backend with the test tokens, a silent logger and no environment variables. */
+export async function testServer(backend: Backend, extra: FlagServerOptions = {}): Promise<FlagServer> {
+  return createFlagServer(
+    { ...TOKENS, logger: silentLogger, featuresWatchInterval: 0, ...(await backend.options()), ...extra },
+    {},
+  );
+}
