@@ -10,7 +10,7 @@ export async function openPgDb(url: string, schema: string, logger: Logger): Pro
     max: 10,
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30000,
-    application_name: 'flags-server',
+    application_name: schema === 'public' ? 'flags-server' : `flags-server/${schema}`,
   });
   // An idle client losing its connection emits 'error' on the pool; unhandled, it would crash the process.
   pool.on('error', (err) => logger.warn('database connection lost', { error: err.message }));
@@ -36,6 +36,7 @@ export async function openPgDb(url: string, schema: string, logger: Logger): Pro
     }
   };
 
+  let closed: Promise<void> | undefined;
   if (schema !== 'public') {
     try {
       await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
@@ -80,6 +81,9 @@ export async function openPgDb(url: string, schema: string, logger: Logger): Pro
         client.release(broken);
       }
     },
-    close: () => pool.end(),
+    close: () => {
+      closed ??= pool.end();
+      return closed;
+    },
   };
 }
