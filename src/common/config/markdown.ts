@@ -1,0 +1,29 @@
+import type { OptionSpec } from './resolve';
+
+function shownDefault(spec: OptionSpec): string {
+  if (spec.defaultDoc !== undefined) return spec.defaultDoc;
+  if (spec.required) return '(required)';
+  if (spec.default === undefined) return '(unset)';
+  const value = Array.isArray(spec.default) ? spec.default.join(',') : String(spec.default);
+  return `\`${value}\``;
+}
+
+/** The README table of an option list: one row per option. */
+export function optionsMarkdownTable(specs: readonly OptionSpec[]): string {
+  const rows = specs.map((spec) => {
+    const env = spec.env.length > 0 ? spec.env.map((e) => `\`${e}\``).join(' / ') : '(code only)';
+    return `| \`${spec.key}\` | ${env} | ${shownDefault(spec)} | ${spec.doc} |`;
+  });
+  return ['| Option | Environment variable | Default | Meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+/** The `.env.example` lines of an option list: a comment with meaning and default, then `#VAR=`. */
+export function envExampleLines(specs: readonly OptionSpec[]): string[] {
+  const lines: string[] = [];
+  for (const spec of specs) {
+    if (spec.env.length === 0) continue;
+    lines.push(`# ${spec.doc}. Default: ${shownDefault(spec).replace(/`/g, '')}`);
+    lines.push(`${spec.required ? '' : '#'}${spec.env[0]}=`);
+  }
+  return lines;
+}

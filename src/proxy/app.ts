@@ -1,0 +1,65 @@
+import compression from 'compression';
+import express, { type Express } from 'express';
+import { errorMiddleware, notFoundHandler } from '../common/http/error-middleware';
+import { parseConfig } from './config/parse-config';
+import type { ProxyConfig, ProxyOptions } from './config/types';
+import { requireKey } from './auth/client-key';
+import { corsMiddleware } from './cors/cors-middleware';
+import { evaluationRouter } from './evaluation/router';
+import { healthRouter } from './health/router';
+import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
+import { requireReady } from './readiness/require-ready';
+import type { FeatureRepository } from './upstream/feature-repository';
+import { UnleashFeatureRepository } from './upstream/unleash-repository';
+
+/** The Express app of a proxy, plus what must be awaited or closed. It never listens by itself. */
+export type ProxyApp = Express & {
+  /** Resolves once the first synchronisation (or a configured bootstrap) succeeded. */
+  whenReady(): Promise<void>;
+  /** Stops polling and timers and flushes usage metrics upstream. */
+  close(): Promise<void>;
+  readonly proxyConfig: ProxyConfig;
+  readonly features: FeatureRepository;
+};
+
+/** Assembles a proxy: configuration in, Express app out. */
+export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = process.env): ProxyApp {
+  const config = parseConfig(options, env);
+  const strategies = loadStrategies(config.customStrategies);
+  const enrichers = loadEnrichers(config.expCustomEnrichers);
+  const features = new UnleashFeatureRepository({
+    config,
+    strategies,
+    httpOptions: { rejectUnauthorized: config.httpOptions.rejectUnauthorized },
+  });
+  const proxyPath = `${config.proxyBasePath}/proxy`;
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', config.trustProxy);
+  app.use(corsMiddleware(config.cors));
+  app.use(compression({ threshold: 1024 }));
+  app.use(proxyPath, healthRouter(features));
+  app.use(proxyPath, requireReady(features));
+  app.use(proxyPath, requireKey(config.clientKeysHeaderName, config.clientKeys, 'client key'));
+  app.use(
+    proxyPath,
+    evaluationRouter({
+      features,
+      environment: config.environment,
+      enableAllEndpoint: config.enableAllEndpoint,
+      maxBodySize: config.maxBodySize,
+      enrichers,
+    }),
+  );
+  app.use(notFoundHandler);
+  app.use(errorMiddleware(config.logger));
+
+  return Object.assign(app, {
+    whenReady: () => features.whenReady(),
+    close: () => features.close(),
+    proxyConfig: config,
+    features,
+  });
+}

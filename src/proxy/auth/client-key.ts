@@ -1,0 +1,39 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import { AuthenticationRequired } from '../../common/errors/http-errors';
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** Constant-time membership test of a secret in a list of secrets. */
+export function secretMatcher(secrets: readonly string[]): (candidate: string) => boolean {
+  const digests = secrets.map(digest);
+  return (candidate) => {
+    const d = digest(candidate);
+    let found = false;
+    for (const known of digests) found = timingSafeEqual(known, d) || found;
+    return found;
+  };
+}
+
+/** Reads a key from a header value, accepting both `<key>` and `Bearer <key>`. */
+export function keyFromHeader(value: string | string[] | undefined): string | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (raw === undefined || raw === '') return undefined;
+  const bearer = /^Bearer\s+(.+)$/i.exec(raw);
+  return (bearer ? bearer[1] : raw).trim();
+}
+
+/** 401 unless the request carries one of the accepted keys in `headerName`. */
+export function requireKey(headerName: string, keys: readonly string[], what: string): RequestHandler {
+  const matches = secretMatcher(keys);
+  return (req, _res, next) => {
+    const key = keyFromHeader(req.headers[headerName]);
+    if (key === undefined) {
+      next(new AuthenticationRequired(`Missing ${what}: send it in the "${headerName}" header`));
+    } else if (!matches(key)) {
+      next(new AuthenticationRequired(`Invalid ${what} in the "${headerName}" header`));
+    } else {
+      next();
+    }
+  };
+}

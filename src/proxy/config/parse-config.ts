@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { ConfigError, resolveOptions } from '../../common/config/resolve';
+import { createLogger, type Logger, type LogLevel } from '../../common/logging/logger';
+import { PROXY_OPTIONS } from './options';
+import type { ProxyConfig, ProxyOptions } from './types';
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * The one place proxy configuration is read: options given in code win over the environment, which
+ * wins over defaults. Throws a ConfigError naming every missing or malformed option.
+ */
+export function parseConfig(options: ProxyOptions = {}, env: Env = process.env): ProxyConfig {
+  const { values, problems } = resolveOptions(PROXY_OPTIONS, options, env);
+  const get = <T>(key: string): T => values.get(key) as T;
+
+  // clientKeys is required unless the deprecated proxySecrets supplies the keys.
+  const deprecatedKeys = get<string[] | undefined>('proxySecrets');
+  let clientKeys = get<string[] | undefined>('clientKeys');
+  const usedDeprecated = clientKeys === undefined && deprecatedKeys !== undefined;
+  if (usedDeprecated) {
+    clientKeys = deprecatedKeys;
+    const idx = problems.findIndex((line) => line.startsWith('Missing required configuration'));
+    if (idx >= 0) {
+      const rest = problems[idx]
+        .replace('Missing required configuration: ', '')
+        .split(', ')
+        .filter((name) => !name.startsWith('clientKeys'));
+      if (rest.length === 0) problems.splice(idx, 1);
+      else problems[idx] = `Missing required configuration: ${rest.join(', ')}`;
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const logLevel = get<LogLevel>('logLevel');
+  const useJsonLogger = get<boolean>('useJsonLogger');
+  const logger: Logger =
+    get<Logger | undefined>('logger') ??
+    createLogger({ level: logLevel, json: useJsonLogger, name: 'flags-proxy' });
+  if (usedDeprecated) {
+    logger.warn(
+      'proxySecrets / FLAGS_PROXY_SECRETS is deprecated; use clientKeys / FLAGS_PROXY_CLIENT_KEYS instead',
+    );
+  }
+
+  const bootstrapUrl = get<string | undefined>('expBootstrap.url');
+  const bootstrapAuth = get<string | undefined>('expBootstrap.urlHeaders.Authorization');
+  const bootstrapInCode = options.expBootstrap;
+  const expBootstrap =
+    bootstrapUrl !== undefined || bootstrapInCode !== undefined
+      ? {
+          ...bootstrapInCode,
+          ...(bootstrapUrl !== undefined ? { url: bootstrapUrl } : {}),
+          ...(bootstrapAuth !== undefined
+            ? { urlHeaders: { ...bootstrapInCode?.urlHeaders, Authorization: bootstrapAuth } }
+            : {}),
+        }
+      : undefined;
+
+  return {
+    flagsUrl: get('flagsUrl'),
+    flagsApiToken: get('flagsApiToken'),
+    clientKeys: clientKeys as string[],
+    port: get('port'),
+    proxyBasePath: get('proxyBasePath'),
+    flagsAppName: get('flagsAppName'),
+    flagsInstanceId:
+      get<string | undefined>('flagsInstanceId') ?? `flags-proxy-${hostname()}-${randomUUID().slice(0, 8)}`,
+    refreshInterval: get('refreshInterval'),
+    metricsInterval: get('metricsInterval'),
+    metricsJitter: get('metricsJitter'),
+    environment: get('environment'),
+    projectName: get('projectName'),
+    logger,
+    useJsonLogger,
+    logLevel,
+    customStrategies: get('customStrategies'),
+    trustProxy: get('trustProxy'),
+    namePrefix: get('namePrefix'),
+    tags: get('tags'),
+    clientKeysHeaderName: get('clientKeysHeaderName'),
+    storageProvider: get('storageProvider'),
+    enableOAS: get('enableOAS'),
+    enableAllEndpoint: get('enableAllEndpoint'),
+    cors: {
+      allowedHeaders: get('cors.allowedHeaders'),
+      credentials: get('cors.credentials'),
+      exposedHeaders: get('cors.exposedHeaders'),
+      maxAge: get('cors.maxAge'),
+      methods: get('cors.methods'),
+      optionsSuccessStatus: get('cors.optionsSuccessStatus'),
+      origin: get('cors.origin'),
+      preflightContinue: get('cors.preflightContinue'),
+    },
+    httpOptions: { rejectUnauthorized: get('httpOptions.rejectUnauthorized') },
+    httpProxy: get('httpProxy'),
+    httpsProxy: get('httpsProxy'),
+    noProxy: get('noProxy'),
+    maxBodySize: get('maxBodySize'),
+    expBootstrap,
+    expServerSideSdkConfig: { tokens: get('expServerSideSdkConfig.tokens') },
+    expCustomEnrichers: get('expCustomEnrichers'),
+  };
+}

@@ -1,0 +1,99 @@
+import type { Request } from 'express';
+import type { ClientFeaturesResponse, Context, Strategy } from 'unleash-client';
+import type { BootstrapOptions } from 'unleash-client/lib/repository/bootstrap-provider';
+import type { StorageProvider } from 'unleash-client/lib/repository/storage-provider';
+import type { TagFilter } from 'unleash-client/lib/tags';
+import type { Logger, LogLevel } from '../../common/logging/logger';
+
+/** A custom context enricher: receives the built context and the request, returns the context to use. */
+export type ContextEnricher = (context: Context, request: Request) => Context | Promise<Context>;
+
+export type TrustProxy = boolean | number | string[];
+
+export interface CorsOptions {
+  allowedHeaders?: string | string[];
+  credentials?: boolean;
+  exposedHeaders?: string | string[];
+  maxAge?: number;
+  methods?: string | string[];
+  optionsSuccessStatus?: number;
+  origin?: string | string[] | boolean | RegExp;
+  preflightContinue?: boolean;
+}
+
+/** Options accepted in code by `createApp()` and `start()`; every one may also come from the environment. */
+export interface ProxyOptions {
+  flagsUrl?: string;
+  flagsApiToken?: string;
+  clientKeys?: string[] | string;
+  /** @deprecated use clientKeys */
+  proxySecrets?: string[] | string;
+  port?: number;
+  proxyBasePath?: string;
+  flagsAppName?: string;
+  flagsInstanceId?: string;
+  refreshInterval?: number;
+  metricsInterval?: number;
+  metricsJitter?: number;
+  environment?: string;
+  projectName?: string;
+  logger?: Logger;
+  useJsonLogger?: boolean;
+  logLevel?: LogLevel;
+  /** Paths of JavaScript files exporting strategy lists, or strategy instances. */
+  customStrategies?: Array<string | Strategy> | string;
+  trustProxy?: TrustProxy | string;
+  namePrefix?: string;
+  tags?: TagFilter[] | string;
+  clientKeysHeaderName?: string;
+  storageProvider?: StorageProvider<ClientFeaturesResponse>;
+  enableOAS?: boolean;
+  enableAllEndpoint?: boolean;
+  cors?: CorsOptions;
+  httpOptions?: { rejectUnauthorized?: boolean };
+  httpProxy?: string;
+  httpsProxy?: string;
+  noProxy?: string;
+  maxBodySize?: number;
+  expBootstrap?: BootstrapOptions;
+  expServerSideSdkConfig?: { tokens?: string[] | string };
+  /** Paths of JavaScript files exporting enricher lists, or enricher functions. */
+  expCustomEnrichers?: Array<string | ContextEnricher> | string;
+}
+
+/** The validated configuration every part of the proxy reads. */
+export interface ProxyConfig {
+  flagsUrl: string;
+  flagsApiToken: string;
+  clientKeys: string[];
+  port: number;
+  /** Normalised: '' or '/base/path' (leading slash, no trailing slash). */
+  proxyBasePath: string;
+  flagsAppName: string;
+  flagsInstanceId: string;
+  refreshInterval: number;
+  metricsInterval: number;
+  metricsJitter: number;
+  environment: string | undefined;
+  projectName: string | undefined;
+  logger: Logger;
+  useJsonLogger: boolean;
+  logLevel: LogLevel;
+  customStrategies: Array<string | Strategy>;
+  trustProxy: TrustProxy;
+  namePrefix: string | undefined;
+  tags: TagFilter[] | undefined;
+  clientKeysHeaderName: string;
+  storageProvider: StorageProvider<ClientFeaturesResponse> | undefined;
+  enableOAS: boolean;
+  enableAllEndpoint: boolean;
+  cors: Required<Omit<CorsOptions, 'allowedHeaders'>> & { allowedHeaders: string[] | undefined };
+  httpOptions: { rejectUnauthorized: boolean };
+  httpProxy: string | undefined;
+  httpsProxy: string | undefined;
+  noProxy: string | undefined;
+  maxBodySize: number;
+  expBootstrap: BootstrapOptions | undefined;
+  expServerSideSdkConfig: { tokens: string[] };
+  expCustomEnrichers: Array<string | ContextEnricher>;
+}

@@ -1,0 +1,39 @@
+import type { Server } from 'node:http';
+import { createApp, type ProxyApp } from './app';
+import type { ProxyOptions } from './config/types';
+
+export interface RunningProxy {
+  app: ProxyApp;
+  server: Server;
+  /** Stops accepting, finishes requests in flight, flushes usage metrics and stops polling. */
+  stop(): Promise<void>;
+}
+
+/** Creates the proxy and listens on `port` / `PORT` / `PROXY_PORT` (default 3000). */
+export async function start(
+  options: ProxyOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<RunningProxy> {
+  const app = createApp(options, env);
+  const { port, logger, proxyBasePath } = app.proxyConfig;
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(port, () => resolve(s));
+    s.once('error', reject);
+  });
+  logger.info(`flags-proxy listening on port ${port}, endpoints under ${proxyBasePath}/proxy`);
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    }).then(() => app.close());
+    return stopping;
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.info(`received ${signal}, shutting down`);
+    void stop().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  return { app, server, stop };
+}

@@ -1,0 +1,213 @@
+import {
+  InMemStorageProvider,
+  Unleash,
+  type ClientFeaturesResponse,
+  type Context,
+  type Strategy,
+} from 'unleash-client';
+import type { FeatureInterface } from 'unleash-client/lib/feature';
+import { resolveBootstrapProvider } from 'unleash-client/lib/repository/bootstrap-provider';
+import type { Segment } from 'unleash-client/lib/strategy/strategy';
+import type { HttpOptions } from 'unleash-client/lib/http-options';
+import type { Logger } from '../../common/logging/logger';
+import type { ProxyConfig } from '../config/types';
+import type { EvaluatedToggle, FeatureRepository, UpstreamStats } from './feature-repository';
+import { GuardedRepository } from './guarded-repository';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log';
+
+const FALLBACK_VARIANT = Object.freeze({ name: 'disabled', enabled: false });
+
+export interface UnleashRepositoryOptions {
+  config: ProxyConfig;
+  strategies: Strategy[];
+  httpOptions: HttpOptions;
+}
+
+/** Exactly one trailing slash: the SDK resolves `client/features` against it. */
+function cleanUrl(url: string): string {
+  return `${url.replace(/\/+$/, '')}/`;
+}
+
+/** The one adapter around `unleash-client`: it fetches, refreshes and evaluates. */
+export class UnleashFeatureRepository implements FeatureRepository {
+  revision = 0;
+  readonly stats: UpstreamStats = { lastUpdate: 0, lastFetch: 0, fetchErrors: 0 };
+  private readonly unleash: Unleash;
+  private readonly repository: GuardedRepository;
+  private readonly logger: Logger;
+  private readonly listeners = new Set<() => void>();
+  private readonly readyPromise: Promise<void>;
+  private ready = false;
+  private sorted: readonly FeatureInterface[] = [];
+  private sortedRevision = -1;
+  private readonly strategyErrors: RateLimitedLog;
+  private readonly upstreamWarnings: RateLimitedLog;
+
+  constructor({ config, strategies, httpOptions }: UnleashRepositoryOptions) {
+    this.logger = config.logger;
+    this.strategyErrors = new RateLimitedLog(this.logger, 60_000);
+    this.upstreamWarnings = new RateLimitedLog(this.logger, 60_000);
+    const url = cleanUrl(config.flagsUrl);
+    const headers = { Authorization: config.flagsApiToken };
+    const featuresUrl = `${url}client/features`;
+    this.repository = new GuardedRepository({
+      url,
+      appName: config.flagsAppName,
+      instanceId: config.flagsInstanceId,
+      connectionId: config.flagsInstanceId,
+      projectName: config.projectName,
+      project: config.projectName,
+      refreshInterval: config.refreshInterval,
+      headers,
+      httpOptions,
+      namePrefix: config.namePrefix,
+      tags: config.tags,
+      bootstrapProvider: resolveBootstrapProvider(
+        config.expBootstrap ?? {},
+        config.flagsAppName,
+        config.flagsInstanceId,
+      ),
+      bootstrapOverride: false,
+      // In memory by default: a backup file left by an earlier run must not make a fresh proxy ready.
+      storageProvider: config.storageProvider ?? new InMemStorageProvider<ClientFeaturesResponse>(),
+      mode: { type: 'polling', format: 'full' },
+      onDefinitions: () => undefined,
+      onRejected: (status, retryInMs) => {
+        this.logger.error(
+          `Upstream ${featuresUrl} rejected the API token (HTTP ${status}); check FLAGS_API_TOKEN. Retrying in ${Math.round(retryInMs / 1000)}s`,
+        );
+      },
+    });
+    this.unleash = new Unleash({
+      url,
+      appName: config.flagsAppName,
+      instanceId: config.flagsInstanceId,
+      environment: config.environment ?? 'default',
+      refreshInterval: config.refreshInterval,
+      metricsInterval: config.metricsInterval,
+      metricsJitter: config.metricsJitter,
+      customHeaders: headers,
+      httpOptions,
+      strategies,
+      repository: this.repository,
+      skipInstanceCountWarning: true,
+    });
+    this.readyPromise = new Promise((resolve) => {
+      this.repository.once('ready', () => {
+        this.ready = true;
+        this.bump();
+        resolve();
+      });
+    });
+    this.repository.on('changed', () => {
+      this.stats.lastUpdate = Date.now();
+      this.stats.lastFetch = this.stats.lastUpdate;
+      this.bump();
+    });
+    this.repository.on('unchanged', () => {
+      this.stats.lastFetch = Date.now();
+    });
+    this.unleash.on('error', (err: unknown) => {
+      const message = err instanceof Error ? err.message : String(err);
+      if (/responded (401|403)\b/.test(message)) {
+        this.stats.fetchErrors += 1;
+        return; // logged at error level by onRejected
+      }
+      if (message.startsWith('Unleash Repository error')) this.stats.fetchErrors += 1;
+      this.upstreamWarnings.warn(
+        message.replace(/^Unleash (Repository|Metrics) error: /, 'upstream: '),
+        message,
+      );
+    });
+    this.unleash.on('warn', (msg: unknown) => {
+      const text = String(msg);
+      if (/responded|Backing off/.test(text)) this.stats.fetchErrors += 1;
+      this.upstreamWarnings.warn(`upstream: ${text}`, text);
+    });
+  }
+
+  private bump(): void {
+    this.revision += 1;
+    for (const listener of this.listeners) listener();
+  }
+
+  isReady(): boolean {
+    return this.ready;
+  }
+
+  whenReady(): Promise<void> {
+    return this.readyPromise;
+  }
+
+  toggles(): readonly FeatureInterface[] {
+    if (this.sortedRevision !== this.revision) {
+      this.sorted = Object.freeze(
+        [...this.repository.getToggles()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+      );
+      this.sortedRevision = this.revision;
+    }
+    return this.sorted;
+  }
+
+  toggle(name: string): FeatureInterface | undefined {
+    return this.repository.getToggle(name);
+  }
+
+  segments(): Segment[] {
+    const ids = new Set<number>();
+    for (const feature of this.toggles()) {
+      for (const strategy of feature.strategies ?? []) for (const id of strategy.segments ?? []) ids.add(id);
+    }
+    return [...ids].map((id) => this.repository.getSegment(id)).filter((s): s is Segment => s !== undefined);
+  }
+
+  clientFeatures(): ClientFeaturesResponse {
+    return { version: 2, features: [...this.toggles()], segments: this.segments() };
+  }
+
+  evaluate(name: string, context: Context): EvaluatedToggle {
+    const feature = this.repository.getToggle(name);
+    try {
+      const result = this.unleash.getVariant(name, context);
+      const variant = result.payload
+        ? {
+            name: result.name,
+            enabled: result.enabled,
+            payload: { type: String(result.payload.type), value: result.payload.value },
+          }
+        : result.name === FALLBACK_VARIANT.name && !result.enabled
+          ? FALLBACK_VARIANT
+          : { name: result.name, enabled: result.enabled };
+      return {
+        name,
+        enabled: Boolean(result.feature_enabled),
+        impressionData: feature?.impressionData === true,
+        variant,
+      };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.strategyErrors.error(
+        `evaluating toggle "${name}" threw; answering it as disabled: ${message}`,
+        name,
+      );
+      return {
+        name,
+        enabled: false,
+        impressionData: feature?.impressionData === true,
+        variant: FALLBACK_VARIANT,
+      };
+    }
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+    this.repository.stop();
+    await this.unleash.destroyWithFlush().catch(() => undefined);
+    this.unleash.destroy();
+  }
+}

@@ -1,0 +1,37 @@
+import { createApp, type ProxyApp } from '../../src/proxy/app';
+import type { ProxyOptions } from '../../src/proxy/config/types';
+import { silentLogger } from '../../src/common/logging/logger';
+import type { TestUpstream } from './upstream';
+
+export const CLIENT_KEY = 'client-key-1';
+
+/** A proxy wired to the test upstream, isolated from the process environment. */
+export function proxyFor(upstream: TestUpstream, options: ProxyOptions = {}): ProxyApp {
+  return createApp(
+    {
+      flagsUrl: upstream.url,
+      flagsApiToken: upstream.token,
+      clientKeys: [CLIENT_KEY],
+      refreshInterval: 200,
+      metricsInterval: 60_000,
+      logger: silentLogger,
+      ...options,
+    },
+    {},
+  );
+}
+
+/** Same, already synchronised. */
+export async function readyProxyFor(upstream: TestUpstream, options: ProxyOptions = {}): Promise<ProxyApp> {
+  const app = proxyFor(upstream, options);
+  await app.whenReady();
+  return app;
+}
+
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import http, { type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface CapturedRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingMessage['headers'];
+  body: unknown;
+}
+
+export interface FeaturesPayload {
+  version: number;
+  features: unknown[];
+  segments?: unknown[];
+}
+
+/**
+ * A client-API upstream served on loopback by the tests: features with ETag/304, register and
+ * metrics endpoints, and every request captured. Its answers can be switched to faults.
+ */
+export class TestUpstream {
+  readonly requests: CapturedRequest[] = [];
+  private server: Server | undefined;
+  private payload: FeaturesPayload;
+  /** When set, /client/features answers with this status (and body) instead of the definitions. */
+  fault: { status: number; body?: string } | undefined;
+  /** When set, /client/features never answers (a hung upstream). */
+  hang = false;
+  token: string;
+
+  constructor(payload: FeaturesPayload, token = 'upstream-token') {
+    this.payload = payload;
+    this.token = token;
+  }
+
+  setFeatures(payload: FeaturesPayload): void {
+    this.payload = payload;
+  }
+
+  get url(): string {
+    const { port } = this.server?.address() as AddressInfo;
+    return `http://127.0.0.1:${port}/api`;
+  }
+
+  featureRequests(): CapturedRequest[] {
+    return this.requests.filter((r) => r.path === '/api/client/features');
+  }
+
+  posted(path: string): CapturedRequest[] {
+    return this.requests.filter((r) => r.method === 'POST' && r.path === path);
+  }
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const url = new URL(req.url ?? '/', 'http://localhost');
+        const raw = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = raw;
+        try {
+          body = raw ? JSON.parse(raw) : undefined;
+        } catch {
+          /* keep raw text */
+        }
+        this.requests.push({
+          method: req.method ?? 'GET',
+          path: url.pathname,
+          query: url.searchParams,
+          headers: req.headers,
+          body,
+        });
+        if (req.headers.authorization !== this.token) {
+          res.writeHead(401, { 'content-type': 'application/json' }).end('{"message":"bad token"}');
+          return;
+        }
+        if (url.pathname === '/api/client/features') {
+          if (this.hang) return;
+          if (this.fault) {
+            res
+              .writeHead(this.fault.status, { 'content-type': 'application/json' })
+              .end(this.fault.body ?? '');
+            return;
+          }
+          const text = JSON.stringify(this.payload);
+          const etag = `"${createHash('sha1').update(text).digest('hex')}"`;
+          if (req.headers['if-none-match'] === etag) {
+            res.writeHead(304, { etag }).end();
+            return;
+          }
+          res.writeHead(200, { 'content-type': 'application/json', etag }).end(text);
+          return;
+        }
+        if (
+          req.method === 'POST' &&
+          (url.pathname === '/api/client/metrics' || url.pathname === '/api/client/register')
+        ) {
+          res.writeHead(202).end();
+          return;
+        }
+        res.writeHead(404).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
