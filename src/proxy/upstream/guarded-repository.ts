@@ -75,5 +75,8 @@ export class GuardedRepository extends Repository {
     this.closed = true;
     clearTimeout(this.retryTimer);
     super.stop();
+    // The SDK drops every listener on stop; a fetch still in flight may emit an error afterwards,
+    // which would be unhandled (and end the process) without this.
+    this.on('error', () => undefined);
   }
 }
