@@ -19,7 +19,16 @@ function capture(): { logger: Logger; lines: Array<{ level: string; msg: string 
   const at = (level: string) => (msg: string) => {
     lines.push({ level, msg });
   };
-  return { logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), fatal: at('fatal') }, lines };
+  return {
+    logger: {
+      debug: at('debug'),
+      info: at('info'),
+      warn: at('warn'),
+      error: at('error'),
+      fatal: at('fatal'),
+    },
+    lines,
+  };
 }
 
 const track = (app: ProxyApp) => {
@@ -33,7 +42,9 @@ afterEach(async () => {
 });
 
 const enabledNames = async (app: ProxyApp) =>
-  (await request(app).get('/proxy').set('Authorization', CLIENT_KEY)).body.toggles.map((t: { name: string }) => t.name);
+  (await request(app).get('/proxy').set('Authorization', CLIENT_KEY)).body.toggles.map(
+    (t: { name: string }) => t.name,
+  );
 
 describe('readiness', () => {
   test('answers every request with 503 before the first synchronisation, and 200 after', async () => {
@@ -48,9 +59,16 @@ describe('readiness', () => {
     ]) {
       const res = await req;
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ id: expect.any(String), name: 'NotReady', message: expect.stringContaining('not ready') });
+      expect(res.body).toEqual({
+        id: expect.any(String),
+        name: 'NotReady',
+        message: expect.stringContaining('not ready'),
+      });
     }
-    const preflight = await request(app).options('/proxy').set('Origin', 'https://a.example').set('Access-Control-Request-Method', 'GET');
+    const preflight = await request(app)
+      .options('/proxy')
+      .set('Origin', 'https://a.example')
+      .set('Access-Control-Request-Method', 'GET');
     expect(preflight.status).toBe(204);
 
     upstream.hang = false;
@@ -123,7 +141,10 @@ describe('upstream faults', () => {
   test.each([
     ['a 500', { status: 500, body: 'oops' }],
     ['non-JSON', { status: 200, body: '<html>not json</html>' }],
-    ['a malformed definitions set', { status: 200, body: JSON.stringify({ version: 2, features: [{ name: 'x' }] }) }],
+    [
+      'a malformed definitions set',
+      { status: 200, body: JSON.stringify({ version: 2, features: [{ name: 'x' }] }) },
+    ],
     ['features that are not a list', { status: 200, body: JSON.stringify({ version: 2, features: 'all' }) }],
     ['a 403', { status: 403 }],
   ])('keeps serving the last good definitions through %s', async (_what, fault) => {
@@ -146,7 +167,10 @@ describe('upstream faults', () => {
     (changed.features[1] as { enabled: boolean }).enabled = true; // switched-off goes on
     upstream.setFeatures(changed);
     await waitFor(async () => (await enabledNames(app)).includes('switched-off'));
-    const again = await request(app).get('/proxy').set('Authorization', CLIENT_KEY).set('If-None-Match', first.headers['etag']);
+    const again = await request(app)
+      .get('/proxy')
+      .set('Authorization', CLIENT_KEY)
+      .set('If-None-Match', first.headers['etag']);
     expect(again.status).toBe(200);
   });
 

@@ -1,0 +1,26 @@
+# syntax=docker/dockerfile:1
+# Build stage: compile TypeScript with the dev dependencies.
+FROM node:20-alpine AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY bench ./bench
+COPY scripts ./scripts
+RUN npm run build
+
+# Runtime stage: production dependencies and the compiled output only, as a non-root user.
+FROM node:20-alpine
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist/src ./dist/src
+COPY src/server/migrations ./src/server/migrations
+COPY examples ./examples
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=3s CMD wget -qO- "http://127.0.0.1:${PORT:-3000}${PROXY_BASE_PATH:+/${PROXY_BASE_PATH#/}}/proxy/health" || exit 1
+# Configuration comes from environment variables: FLAGS_URL, FLAGS_API_TOKEN, FLAGS_PROXY_CLIENT_KEYS, …
+CMD ["node", "dist/src/bin/flags-proxy.js"]

@@ -1,0 +1,95 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { sampleFeatures } from '../support/fixtures';
+import { waitFor } from '../support/proxy';
+import { TestUpstream } from '../support/upstream';
+
+// Runs the built program exactly as `npm start` does; `npm test` builds first (pretest).
+const BIN = path.resolve(__dirname, '../../dist/src/bin/flags-proxy.js');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(env: Record<string, string>) {
+  const child = spawn(process.execPath, [BIN], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: 'pipe',
+  });
+  const result: Run = { code: null, stdout: '', stderr: '' };
+  child.stdout.on('data', (d: Buffer) => (result.stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (result.stderr += d.toString()));
+  const exited = new Promise<Run>((resolve) => child.on('exit', (code) => resolve({ ...result, code })));
+  return { child, exited };
+}
+
+beforeAll(() => {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run npm run build (npm test does it first)`);
+});
+
+test('exits 1 naming every missing required option and its variable on one line', async () => {
+  const { exited } = run({});
+  const { code, stderr } = await exited;
+  expect(code).toBe(1);
+  expect(stderr.trim().split('\n')).toEqual([
+    'flags-proxy: cannot start: Missing required configuration: flagsUrl (FLAGS_URL), flagsApiToken (FLAGS_API_TOKEN), clientKeys (FLAGS_PROXY_CLIENT_KEYS)',
+  ]);
+});
+
+test('exits 1 naming a variable whose value does not parse', async () => {
+  const { exited } = run({
+    FLAGS_URL: 'http://127.0.0.1:1/api',
+    FLAGS_API_TOKEN: 't',
+    FLAGS_PROXY_CLIENT_KEYS: 'k',
+    FLAGS_FETCH_INTERVAL: 'soon',
+  });
+  const { code, stderr } = await exited;
+  expect(code).toBe(1);
+  expect(stderr).toContain('FLAGS_FETCH_INTERVAL="soon": must be a whole non-negative number');
+});
+
+test('serves on PORT from environment variables and flushes usage metrics on SIGTERM', async () => {
+  const upstream = await new TestUpstream(sampleFeatures()).start();
+  const port = 30000 + Math.floor(Math.random() * 20000);
+  const { child, exited } = run({
+    FLAGS_URL: upstream.url,
+    FLAGS_API_TOKEN: upstream.token,
+    FLAGS_PROXY_CLIENT_KEYS: 'key-a,key-b',
+    PORT: String(port),
+    FLAGS_METRICS_INTERVAL: '600000',
+    FLAGS_APP_NAME: 'proxy-under-test',
+  });
+  try {
+    let body: { toggles: Array<{ name: string }> } | undefined;
+    await waitFor(async () => {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/proxy?userId=alice`, {
+          headers: { Authorization: 'key-b' },
+        });
+        if (res.status !== 200) return false;
+        body = (await res.json()) as { toggles: Array<{ name: string }> };
+        return true;
+      } catch {
+        return false;
+      }
+    }, 15_000);
+    expect(body?.toggles.map((t) => t.name)).toContain('for-alice');
+    child.kill('SIGTERM');
+    const { code } = await exited;
+    expect(code).toBe(0);
+    const metrics = upstream.posted('/api/client/metrics');
+    expect(metrics.length).toBeGreaterThanOrEqual(1);
+    const bucket = metrics.at(-1)?.body as {
+      appName: string;
+      bucket: { toggles: Record<string, { yes: number }> };
+    };
+    expect(bucket.appName).toBe('proxy-under-test');
+    expect(bucket.bucket.toggles['for-alice'].yes).toBe(1);
+  } finally {
+    child.kill('SIGKILL');
+    await upstream.stop();
+  }
+});
