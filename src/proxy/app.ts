@@ -1,6 +1,8 @@
 import compression from 'compression';
 import express, { type Express } from 'express';
 import { errorMiddleware, notFoundHandler } from '../common/http/error-middleware';
+import { logEffectiveConfig } from '../common/logging/redact';
+import { PROXY_OPTIONS } from './config/options';
 import { parseConfig } from './config/parse-config';
 import type { ProxyConfig, ProxyOptions } from './config/types';
 import { requireKey } from './auth/client-key';
@@ -9,6 +11,7 @@ import { evaluationRouter } from './evaluation/router';
 import { healthRouter } from './health/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { requireReady } from './readiness/require-ready';
+import { upstreamAgent } from './transport/agent';
 import type { FeatureRepository } from './upstream/feature-repository';
 import { UnleashFeatureRepository } from './upstream/unleash-repository';
 
@@ -25,12 +28,14 @@ export type ProxyApp = Express & {
 /** Assembles a proxy: configuration in, Express app out. */
 export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = process.env): ProxyApp {
   const config = parseConfig(options, env);
+  logEffectiveConfig(config.logger, config, PROXY_OPTIONS, ['expBootstrap.urlHeaders']);
   const strategies = loadStrategies(config.customStrategies);
   const enrichers = loadEnrichers(config.expCustomEnrichers);
+  const agent = upstreamAgent(config);
   const features = new UnleashFeatureRepository({
     config,
     strategies,
-    httpOptions: { rejectUnauthorized: config.httpOptions.rejectUnauthorized },
+    httpOptions: { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent },
   });
   const proxyPath = `${config.proxyBasePath}/proxy`;
 

@@ -23,21 +23,25 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
 }
 
+const SECRET_FIELDS = [
+  'authorization',
+  'headers.authorization',
+  '*.authorization',
+  '*.headers.authorization',
+  'flagsApiToken',
+  'clientKeys',
+  'proxySecrets',
+];
+
 const LEVEL_NAMES: Record<number, string> = { 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 
 /** Writes "2026-01-01T00:00:00.000Z WARN flags-proxy: message {fields}" lines. */
 function simpleStream(dest: NodeJS.WritableStream): { write(line: string): void } {
   return {
     write(line: string) {
-      const {
-        time,
-        level,
-        name,
-        msg,
-        pid: _pid,
-        hostname: _host,
-        ...fields
-      } = JSON.parse(line) as Record<string, unknown>;
+      const { time, level, name, msg, ...fields } = JSON.parse(line) as Record<string, unknown>;
+      delete fields.pid;
+      delete fields.hostname;
       const extra = Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : '';
       const when = new Date(typeof time === 'number' ? time : Date.now()).toISOString();
       dest.write(
@@ -56,6 +60,8 @@ export function createLogger(opts: LoggerOptions): Logger {
       level: opts.level,
       base: { name: opts.name },
       timestamp: pino.stdTimeFunctions.epochTime,
+      // Defence in depth: credentials passed as structured fields never reach a line.
+      redact: { paths: SECRET_FIELDS, censor: '[redacted]' },
     },
     opts.json ? (dest as pino.DestinationStream) : simpleStream(dest),
   );
