@@ -27,12 +27,16 @@ export function requireToken(tokens: TokenStore, type: TokenType): RequestHandle
   return async (req, res, next) => {
     const secret = presentedToken(req);
     if (secret === undefined) {
-      throw new AuthenticationRequired(`Authorization header with a ${type} API token is required`);
+      throw new AuthenticationRequired(
+        `Authorization header with ${type === 'admin' ? 'an' : 'a'} ${type} API token is required`,
+      );
     }
     const info = await tokens.lookup(secret);
     if (!info) throw new AuthenticationRequired('The API token in the Authorization header is not valid');
     if (info.type !== type) {
-      throw new NoAccessError(`A ${info.type} token cannot be used on ${WHERE[type]}; use a ${type} token`);
+      throw new NoAccessError(
+        `${info.type === 'admin' ? 'An' : 'A'} ${info.type} token cannot be used on ${WHERE[type]}; use ${type === 'admin' ? 'an' : 'a'} ${type} token`,
+      );
     }
     res.locals.apiToken = info;
     next();

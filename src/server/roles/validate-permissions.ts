@@ -27,7 +27,7 @@ export function validateRolePermissions(
     }
     if (type === 'root-custom' && def.kind !== 'root') {
       throw new ValidationError(
-        `${at}.name: ${def.name} is a ${def.kind} permission; a root-custom role takes only root permissions`,
+        `${at}.name: ${def.name} is ${def.kind === 'environment' ? 'an' : 'a'} ${def.kind} permission; a root-custom role takes only root permissions`,
       );
     }
     if (type === 'custom' && def.kind === 'root') {
