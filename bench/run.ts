@@ -1,0 +1,430 @@
+/**
+ * `npm run bench`: the proxy against its ceiling.
+ *
+ * One process (this one) serves the generated definitions on loopback as the upstream; the proxy
+ * runs as a child process (`dist/src/bin/flags-proxy.js`, configured by environment variables); the
+ * ceiling is a bare `node:http` child answering the proxy's own bytes; autocannon runs in a third
+ * child. Environment overrides: BENCH_DURATION (s per cell, default 3), BENCH_SIZES (default
+ * 20,200,2000), BENCH_CONNECTIONS (default 32), BENCH_UNIQUE_REQUESTS (default 100000),
+ * BENCH_MEMORY_FLAGS (default 10000), BENCH_SKIP_MEMORY=1.
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { generateFeatures, someNames, type BenchFeatures } from './flags';
+import type { LoadJob, LoadResult } from './load';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 3);
+const SIZES = (process.env.BENCH_SIZES ?? '20,200,2000').split(',').map(Number);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const UNIQUE_REQUESTS = Number(process.env.BENCH_UNIQUE_REQUESTS ?? 100_000);
+const MEMORY_FLAGS = Number(process.env.BENCH_MEMORY_FLAGS ?? 10_000);
+const SKIP_MEMORY = process.env.BENCH_SKIP_MEMORY === '1';
+const TOKEN = 'bench-upstream-token';
+const CLIENT_KEY = 'bench-client-key';
+const ROOT = path.resolve(__dirname, '..', '..');
+
+const children = new Set<ChildProcess>();
+
+function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+function killAll(): void {
+  for (const child of children) child.kill('SIGKILL');
+}
+process.once('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
+/* ---------- the loopback upstream ---------- */
+
+class BenchUpstream {
+  private text = '';
+  private etag = '';
+  private server: http.Server | undefined;
+  port = 0;
+
+  setFeatures(features: BenchFeatures): void {
+    this.text = JSON.stringify(features);
+    this.etag = `"${createHash('sha1').update(this.text).digest('hex')}"`;
+  }
+
+  async start(): Promise<void> {
+    this.server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.headers.authorization !== TOKEN) {
+          res.writeHead(401).end();
+          return;
+        }
+        if (req.url?.startsWith('/api/client/features')) {
+          if (req.headers['if-none-match'] === this.etag) {
+            res.writeHead(304, { etag: this.etag }).end();
+            return;
+          }
+          res.writeHead(200, { 'content-type': 'application/json', etag: this.etag }).end(this.text);
+          return;
+        }
+        res.writeHead(req.method === 'POST' ? 202 : 404).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return Promise.resolve();
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(() => resolve()));
+  }
+}
+
+/* ---------- small HTTP helpers ---------- */
+
+interface Sample {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+function request(
+  port: number,
+  method: string,
+  urlPath: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<Sample> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: urlPath, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const out: Record<string, string> = {};
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value !== undefined && name !== 'date' && name !== 'connection' && name !== 'keep-alive')
+            out[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: out, body: Buffer.concat(chunks) });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/* ---------- child processes ---------- */
+
+interface ProxyChild {
+  port: number;
+  child: ChildProcess;
+}
+
+async function startProxy(upstreamPort: number): Promise<ProxyChild> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of Object.keys(env)) {
+    if (/^(FLAGS_|PROXY_|EXP_|HTTPS?_PROXY$|https?_proxy$|ENABLE_|CORS_|TRUST_PROXY)/.test(name))
+      delete env[name];
+  }
+  Object.assign(env, {
+    FLAGS_URL: `http://127.0.0.1:${upstreamPort}/api`,
+    FLAGS_API_TOKEN: TOKEN,
+    FLAGS_PROXY_CLIENT_KEYS: CLIENT_KEY,
+    FLAGS_APP_NAME: 'bench-proxy',
+    FLAGS_FETCH_INTERVAL: '10000',
+    FLAGS_METRICS_INTERVAL: '10000',
+    LOG_LEVEL: 'error',
+    PORT: String(port),
+    NODE_ENV: 'production',
+  });
+  const child = track(
+    spawn(process.execPath, [path.join(ROOT, 'dist/src/bin/flags-proxy.js')], {
+      env,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    }),
+  );
+  const until = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`proxy exited with ${child.exitCode}`);
+    const ok = await request(port, 'GET', '/proxy/health').then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) return { port, child };
+    if (Date.now() > until) throw new Error('proxy did not become ready in 30 s');
+    await sleep(50);
+  }
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function startCeiling(): Promise<{ port: number; child: ChildProcess }> {
+  const child = track(
+    fork(path.join(__dirname, 'ceiling.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+  );
+  const port = await new Promise<number>((resolve) =>
+    child.once('message', (m: { port: number }) => resolve(m.port)),
+  );
+  return { port, child };
+}
+
+function load(job: LoadJob): Promise<LoadResult> {
+  const child = track(
+    fork(path.join(__dirname, 'load.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+  );
+  return new Promise((resolve, reject) => {
+    child.once('message', (m: { ok: boolean; result?: LoadResult; error?: string }) => {
+      if (m.ok && m.result) resolve(m.result);
+      else reject(new Error(m.error ?? 'load generator failed'));
+    });
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`load generator exited with ${code}`));
+    });
+    child.send(job);
+  });
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+/* ---------- scenarios ---------- */
+
+const CONTEXT_QUERY =
+  'appName=web&environment=production&plan=pro&version=2.3.1&region=eu&age=31&email=ada%40example.com';
+const BODY_CONTEXT = {
+  appName: 'web',
+  userId: 'user-42',
+  sessionId: 'sess-42',
+  properties: { plan: 'pro', version: '2.3.1', region: 'eu', age: '31', email: 'ada@example.com' },
+};
+
+interface Scenario {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  uniqueContexts: boolean;
+  /** The sample request to take the ceiling's bytes from, when it differs from the load request. */
+  samplePath?: string;
+}
+
+function scenarios(features: BenchFeatures): Scenario[] {
+  const auth = { authorization: CLIENT_KEY };
+  const json = { ...auth, 'content-type': 'application/json' };
+  const repeated = `/proxy?userId=user-42&sessionId=sess-42&${CONTEXT_QUERY}`;
+  return [
+    {
+      name: 'GET /proxy, one repeated context',
+      method: 'GET',
+      path: repeated,
+      headers: auth,
+      uniqueContexts: false,
+    },
+    {
+      name: 'GET /proxy, new userId+sessionId per request',
+      method: 'GET',
+      path: `/proxy?${CONTEXT_QUERY}`,
+      samplePath: `/proxy?${CONTEXT_QUERY}&userId=u-sample&sessionId=s-sample`,
+      headers: auth,
+      uniqueContexts: true,
+    },
+    {
+      name: 'POST /proxy with a context',
+      method: 'POST',
+      path: '/proxy',
+      headers: json,
+      body: JSON.stringify({ context: BODY_CONTEXT }),
+      uniqueContexts: false,
+    },
+    {
+      name: 'POST /proxy with 20 named toggles',
+      method: 'POST',
+      path: '/proxy',
+      headers: json,
+      body: JSON.stringify({ context: BODY_CONTEXT, toggles: someNames(features, 20) }),
+      uniqueContexts: false,
+    },
+    {
+      name: 'GET /proxy revalidated (304)',
+      method: 'GET',
+      path: repeated,
+      headers: auth,
+      uniqueContexts: false,
+    },
+  ];
+}
+
+interface Row {
+  n: number;
+  scenario: string;
+  proxy: LoadResult;
+  ceiling: LoadResult;
+  bytes: number;
+  status: number;
+}
+
+async function measureCell(
+  proxyPort: number,
+  ceilingPort: number,
+  scenario: Scenario,
+  n: number,
+): Promise<Row> {
+  const headers = { ...scenario.headers };
+  if (scenario.name.includes('304')) {
+    const first = await request(proxyPort, 'GET', scenario.path, scenario.headers);
+    headers['if-none-match'] = first.headers.etag ?? '';
+  }
+  const sample = await request(
+    proxyPort,
+    scenario.method,
+    scenario.samplePath ?? scenario.path,
+    headers,
+    scenario.body,
+  );
+  await request(
+    ceilingPort,
+    'PUT',
+    '/__ceiling',
+    { 'content-type': 'application/json' },
+    JSON.stringify({ status: sample.status, headers: sample.headers, body: sample.body.toString('base64') }),
+  );
+  const job = (port: number, duration: number): LoadJob => ({
+    url: `http://127.0.0.1:${port}`,
+    method: scenario.method,
+    path: scenario.path,
+    headers,
+    body: scenario.body,
+    connections: CONNECTIONS,
+    duration,
+    uniqueContexts: scenario.uniqueContexts,
+  });
+  await load(job(proxyPort, 1)); // warm-up: JIT and caches, not measured
+  const proxy = await load(job(proxyPort, DURATION));
+  const ceiling = await load(job(ceilingPort, DURATION));
+  return { n, scenario: scenario.name, proxy, ceiling, bytes: sample.body.length, status: sample.status };
+}
+
+function fmt(row: Row): string {
+  const ratio = row.ceiling.rps > 0 ? (100 * row.proxy.rps) / row.ceiling.rps : 0;
+  const errors = row.proxy.errors + row.proxy.timeouts;
+  return `| ${row.n} | ${row.scenario} | ${row.status} ${row.bytes} B | ${Math.round(row.proxy.rps)} | ${row.proxy.p50} | ${row.proxy.p99} | ${Math.round(row.ceiling.rps)} | ${ratio.toFixed(1)}% |${errors ? ` ${errors} errors` : ''}`;
+}
+
+async function memory(upstream: BenchUpstream): Promise<string[]> {
+  const lines: string[] = [];
+  upstream.setFeatures(generateFeatures(MEMORY_FLAGS));
+  let proxy = await startProxy(upstream.port);
+  await request(proxy.port, 'GET', `/proxy?userId=user-42&${CONTEXT_QUERY}`, { authorization: CLIENT_KEY });
+  await sleep(500);
+  lines.push(
+    `RSS with ${MEMORY_FLAGS} flags loaded (after one request): ${rssMb(proxy.child.pid ?? 0).toFixed(0)} MB`,
+  );
+  await stopChild(proxy.child);
+
+  upstream.setFeatures(generateFeatures(200));
+  proxy = await startProxy(upstream.port);
+  const unique = (amount: number): LoadJob => ({
+    url: `http://127.0.0.1:${proxy.port}`,
+    method: 'GET',
+    path: `/proxy?${CONTEXT_QUERY}`,
+    headers: { authorization: CLIENT_KEY },
+    connections: CONNECTIONS,
+    duration: 0,
+    amount,
+    uniqueContexts: true,
+  });
+  const pid = proxy.child.pid ?? 0;
+  const warm = Math.min(10_000, UNIQUE_REQUESTS);
+  await load(unique(warm));
+  const afterWarm = rssMb(pid);
+  const started = Date.now();
+  const result = await load(unique(UNIQUE_REQUESTS));
+  const afterAll = rssMb(pid);
+  lines.push(
+    `RSS with 200 flags after ${warm} unique-context requests (warm-up): ${afterWarm.toFixed(0)} MB; ` +
+      `after ${result.requests} more (${((Date.now() - started) / 1000).toFixed(0)} s): ${afterAll.toFixed(0)} MB ` +
+      `(growth ${(afterAll - afterWarm).toFixed(1)} MB)`,
+  );
+  await stopChild(proxy.child);
+  return lines;
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  console.log(
+    `flags-proxy bench: ${os.cpus().length} CPUs, node ${process.version}, load before: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  console.log(`${DURATION}s per cell, ${CONNECTIONS} connections, sizes ${SIZES.join(', ')}\n`);
+  const upstream = new BenchUpstream();
+  await upstream.start();
+  const ceiling = await startCeiling();
+  console.log('| N | scenario | answer | req/s | p50 ms | p99 ms | ceiling req/s | of ceiling |');
+  console.log('|---:|---|---|---:|---:|---:|---:|---:|');
+  try {
+    for (const n of SIZES) {
+      const features = generateFeatures(n);
+      upstream.setFeatures(features);
+      const proxy = await startProxy(upstream.port);
+      try {
+        for (const scenario of scenarios(features)) {
+          console.log(fmt(await measureCell(proxy.port, ceiling.port, scenario, n)));
+        }
+      } finally {
+        await stopChild(proxy.child);
+      }
+    }
+    console.log('');
+    if (!SKIP_MEMORY) for (const line of await memory(upstream)) console.log(line);
+  } finally {
+    await stopChild(ceiling.child);
+    await upstream.stop();
+  }
+  console.log(
+    `\ndone in ${((Date.now() - started) / 1000).toFixed(0)} s; load after: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  killAll();
+  process.exit(1);
+});
