@@ -1,4 +1,5 @@
 import type { OptionSpec } from '../config/resolve';
+import type { Logger } from './logger';
 
 export const REDACTED = '[redacted]';
 
@@ -89,4 +90,71 @@ export function logEffectiveConfig(
   const rest: Record<string, unknown> = { ...config };
   delete rest.logger;
   logger.debug('effective configuration', { config: redactConfig(rest, specs, secretObjects) });
+}
+
+/** Secrets shorter than this are not scrubbed from text: replacing "1" everywhere would garble lines. */
+const MIN_SCRUBBED_LENGTH = 6;
+
+function scrubValue(value: unknown, secrets: readonly string[], depth = 0): unknown {
+  if (typeof value === 'string') {
+    let out = value;
+    for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    return out;
+  }
+  if (depth > 5 || value === null || typeof value !== 'object') return value;
+  if (value instanceof Error) return scrubValue(value.stack ?? value.message, secrets, depth + 1);
+  if (Array.isArray(value)) return value.map((v) => scrubValue(v, secrets, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubValue(v, secrets, depth + 1)]));
+}
+
+/**
+ * Wraps a logger so that the configured secret values never reach a line, whatever code logs them
+ * (an upstream error message, a custom enricher's exception, a custom logger's fields): every
+ * occurrence in the message or the fields becomes `[redacted]`.
+ */
+export function scrubbingLogger<L extends Logger>(
+  logger: L,
+  secrets: ReadonlyArray<string | undefined>,
+): Logger {
+  const known = [...new Set(secrets)]
+    .filter((s): s is string => typeof s === 'string' && s.length >= MIN_SCRUBBED_LENGTH)
+    .sort((a, b) => b.length - a.length);
+  if (known.length === 0) return logger;
+  const wrap =
+    (level: keyof Logger) =>
+    (msg: string, fields?: Record<string, unknown>): void => {
+      const clean = scrubValue(msg, known) as string;
+      if (fields === undefined) logger[level](clean);
+      else logger[level](clean, scrubValue(fields, known) as Record<string, unknown>);
+    };
+  return {
+    debug: wrap('debug'),
+    info: wrap('info'),
+    warn: wrap('warn'),
+    error: wrap('error'),
+    fatal: wrap('fatal'),
+  };
+}
+
+/** The values of every option marked `secret: true`, read from resolved option values. */
+export function secretValues(specs: readonly OptionSpec[], values: ReadonlyMap<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const spec of specs) {
+    if (!spec.secret) continue;
+    const value = values.get(spec.key);
+    if (typeof value === 'string') out.push(value);
+    else if (Array.isArray(value)) out.push(...value.filter((v): v is string => typeof v === 'string'));
+  }
+  return out;
+}
+
+/** The password of a URL with credentials, as written and decoded; nothing for other values. */
+export function urlPasswords(value: unknown): string[] {
+  if (typeof value !== 'string' || !value.includes('@')) return [];
+  try {
+    const { password } = new URL(value);
+    return password === '' ? [] : [password, decodeURIComponent(password)];
+  } catch {
+    return [];
+  }
 }

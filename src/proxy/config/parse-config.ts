@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError, resolveOptions } from '../../common/config/resolve';
 import { createLogger, type Logger, type LogLevel } from '../../common/logging/logger';
+import { scrubbingLogger, secretValues, urlPasswords } from '../../common/logging/redact';
 import { PROXY_OPTIONS } from './options';
 import type { ProxyConfig, ProxyOptions } from './types';
 
@@ -35,9 +36,16 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
 
   const logLevel = get<LogLevel>('logLevel');
   const useJsonLogger = get<boolean>('useJsonLogger');
-  const logger: Logger =
+  // Every line goes through a scrubber of the configured secrets, whichever logger writes it.
+  const logger: Logger = scrubbingLogger(
     get<Logger | undefined>('logger') ??
-    createLogger({ level: logLevel, json: useJsonLogger, name: 'flags-proxy' });
+      createLogger({ level: logLevel, json: useJsonLogger, name: 'flags-proxy' }),
+    [
+      ...secretValues(PROXY_OPTIONS, values),
+      ...Object.values(options.expBootstrap?.urlHeaders ?? {}),
+      ...['flagsUrl', 'httpProxy', 'httpsProxy'].flatMap((key) => urlPasswords(get(key))),
+    ],
+  );
   if (usedDeprecated) {
     logger.warn(
       'proxySecrets / FLAGS_PROXY_SECRETS is deprecated; use clientKeys / FLAGS_PROXY_CLIENT_KEYS instead',

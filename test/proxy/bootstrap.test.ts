@@ -1,0 +1,211 @@
+import http, { type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import type { ClientFeaturesResponse } from 'unleash-client';
+import type { StorageProvider } from 'unleash-client/lib/repository/storage-provider';
+import { createApp, type ProxyApp } from '../../src/proxy/app';
+import { silentLogger } from '../../src/common/logging/logger';
+import { CLIENT_KEY, proxyFor, waitFor } from '../support/proxy';
+import { type FeaturesPayload, TestUpstream } from '../support/upstream';
+
+const BOOTSTRAP_AUTH = 'bootstrap-secret';
+
+function definitions(name: string): FeaturesPayload {
+  return {
+    version: 2,
+    features: [
+      { name, enabled: true, strategies: [{ name: 'default' }] },
+      { name: `${name}-off`, enabled: false, strategies: [{ name: 'default' }] },
+    ],
+  };
+}
+
+/** A port nothing listens on: the upstream is unreachable. */
+async function closedPortUrl(): Promise<string> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/api`;
+}
+
+/** Serves a definitions file on loopback and records the headers of each request. */
+class BootstrapServer {
+  readonly requests: IncomingHttpHeaders[] = [];
+  private readonly server: Server;
+  constructor(payload: FeaturesPayload) {
+    this.server = http.createServer((req, res) => {
+      this.requests.push(req.headers);
+      if (req.headers.authorization !== BOOTSTRAP_AUTH) return void res.writeHead(401).end();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+    });
+  }
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/bootstrap.json`;
+  }
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** A storage provider kept in a Map, as a user could write one over Redis or S3. */
+class MapStorage implements StorageProvider<ClientFeaturesResponse> {
+  readonly data = new Map<string, ClientFeaturesResponse>();
+  readonly gets: string[] = [];
+  async set(key: string, value: ClientFeaturesResponse): Promise<void> {
+    this.data.set(key, value);
+  }
+  async get(key: string): Promise<ClientFeaturesResponse | undefined> {
+    this.gets.push(key);
+    return this.data.get(key);
+  }
+}
+
+const names = (body: { toggles: Array<{ name: string }> }) => body.toggles.map((t) => t.name);
+
+describe('bootstrap and storage provider', () => {
+  let bootstrap: BootstrapServer;
+  let unreachable: string;
+  const apps: ProxyApp[] = [];
+  const track = (app: ProxyApp) => (apps.push(app), app);
+  const base = () => ({
+    flagsApiToken: 'upstream-token',
+    clientKeys: [CLIENT_KEY],
+    // One failing fetch cycle only: the SDK retries a failed GET on timers that cannot be cancelled.
+    refreshInterval: 60_000,
+    metricsInterval: 0,
+    logger: silentLogger,
+  });
+  /** Waits until the SDK gave up its first fetch of the unreachable upstream, so close leaves no timer. */
+  const upstreamFailed = (app: ProxyApp) => waitFor(() => app.features.stats.fetchErrors > 0, 15_000);
+
+  beforeAll(async () => {
+    bootstrap = await new BootstrapServer(definitions('from-bootstrap')).start();
+    unreachable = await closedPortUrl();
+  });
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+  });
+  afterAll(async () => {
+    await bootstrap.stop();
+  });
+
+  it('becomes ready from expBootstrap while the upstream is unreachable, sending the Authorization header', async () => {
+    const app = track(
+      createApp(
+        {
+          ...base(),
+          flagsUrl: unreachable,
+          expBootstrap: { url: bootstrap.url, urlHeaders: { Authorization: BOOTSTRAP_AUTH } },
+        },
+        {},
+      ),
+    );
+    await request(app).get('/proxy/health').expect(503);
+    await app.whenReady();
+    expect(bootstrap.requests.at(-1)?.authorization).toBe(BOOTSTRAP_AUTH);
+    await request(app).get('/proxy/health').expect(200);
+    const res = await request(app).get('/proxy').set('authorization', CLIENT_KEY).expect(200);
+    expect(names(res.body)).toEqual(['from-bootstrap']);
+    await upstreamFailed(app);
+    expect(app.features.isReady()).toBe(true);
+  });
+
+  it('takes the bootstrap URL and Authorization from EXP_BOOTSTRAP_URL and EXP_BOOTSTRAP_AUTHORIZATION', async () => {
+    const app = track(
+      createApp(
+        { ...base(), flagsUrl: unreachable },
+        { EXP_BOOTSTRAP_URL: bootstrap.url, EXP_BOOTSTRAP_AUTHORIZATION: BOOTSTRAP_AUTH },
+      ),
+    );
+    await app.whenReady();
+    expect(bootstrap.requests.at(-1)?.authorization).toBe(BOOTSTRAP_AUTH);
+    const res = await request(app).post('/proxy').set('authorization', CLIENT_KEY).send({}).expect(200);
+    expect(names(res.body)).toEqual(['from-bootstrap']);
+    await upstreamFailed(app);
+  });
+
+  it('stays not ready when the bootstrap source refuses the request and the upstream is down', async () => {
+    const app = track(
+      createApp(
+        {
+          ...base(),
+          flagsUrl: unreachable,
+          expBootstrap: { url: bootstrap.url, urlHeaders: { Authorization: 'wrong' } },
+        },
+        {},
+      ),
+    );
+    await upstreamFailed(app);
+    await waitFor(() => bootstrap.requests.some((h) => h.authorization === 'wrong'));
+    expect(app.features.isReady()).toBe(false);
+    await request(app).get('/proxy').set('authorization', CLIENT_KEY).expect(503);
+  });
+
+  it('replaces bootstrapped definitions with the upstream’s once it answers', async () => {
+    const upstream = await new TestUpstream(definitions('from-upstream')).start();
+    try {
+      const app = track(
+        proxyFor(upstream, {
+          expBootstrap: { url: bootstrap.url, urlHeaders: { Authorization: BOOTSTRAP_AUTH } },
+        }),
+      );
+      await app.whenReady();
+      await waitFor(() => upstream.featureRequests().length > 0);
+      await waitFor(async () => {
+        const res = await request(app).get('/proxy').set('authorization', CLIENT_KEY);
+        return names(res.body).join() === 'from-upstream';
+      });
+    } finally {
+      await Promise.all(apps.splice(0).map((a) => a.close()));
+      await upstream.stop();
+    }
+  });
+
+  it('becomes ready from a storage provider given in code while the upstream is unreachable', async () => {
+    const storage = new MapStorage();
+    storage.data.set('stored-app', definitions('from-storage') as ClientFeaturesResponse);
+    const app = track(
+      createApp(
+        { ...base(), flagsUrl: unreachable, flagsAppName: 'stored-app', storageProvider: storage },
+        {},
+      ),
+    );
+    await app.whenReady();
+    expect(storage.gets).toContain('stored-app');
+    const res = await request(app).get('/proxy').set('authorization', CLIENT_KEY).expect(200);
+    expect(names(res.body)).toEqual(['from-storage']);
+    await upstreamFailed(app);
+  });
+
+  it('writes the upstream’s definitions to the storage provider', async () => {
+    const upstream = await new TestUpstream(definitions('saved')).start();
+    const storage = new MapStorage();
+    try {
+      const app = track(proxyFor(upstream, { flagsAppName: 'saving-app', storageProvider: storage }));
+      await app.whenReady();
+      await waitFor(() => storage.data.has('saving-app'));
+      expect(
+        storage.data
+          .get('saving-app')
+          ?.features.map((f) => f.name)
+          .sort(),
+      ).toEqual(['saved', 'saved-off']);
+    } finally {
+      await Promise.all(apps.splice(0).map((a) => a.close()));
+      await upstream.stop();
+    }
+  });
+
+  it('without bootstrap or storage, an unreachable upstream keeps the proxy not ready', async () => {
+    const app = track(createApp({ ...base(), flagsUrl: unreachable }, {}));
+    await upstreamFailed(app);
+    expect(app.features.isReady()).toBe(false);
+    await request(app).get('/proxy/health').expect(503);
+  });
+});
