@@ -7,6 +7,7 @@ import { parseConfig } from './config/parse-config';
 import type { ProxyConfig, ProxyOptions } from './config/types';
 import { requireKey } from './auth/client-key';
 import { corsMiddleware } from './cors/cors-middleware';
+import { docsRouter } from './docs/router';
 import { evaluationRouter } from './evaluation/router';
 import { healthRouter } from './health/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
@@ -45,6 +46,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   app.set('trust proxy', config.trustProxy);
   app.use(corsMiddleware(config.cors));
   app.use(compression({ threshold: 1024 }));
+  if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
   app.use(proxyPath, healthRouter(features));
   app.use(proxyPath, requireReady(features));
   app.use(proxyPath, requireKey(config.clientKeysHeaderName, config.clientKeys, 'client key'));
