@@ -1,0 +1,91 @@
+import type { HttpOptions } from 'unleash-client/lib/http-options';
+import type { ProxyConfig } from '../config/types';
+import { MetricsForwarder, type ForwardResult } from './forwarder';
+import { DEFAULT_MAX_REGISTRATIONS, PendingRegistrations } from './pending-registrations';
+import type { ClientMetricsPayload, ClientRegistrationPayload } from './schemas';
+import { sdkTransport, type UpstreamPath, type UpstreamPost } from './upstream-transport';
+import { DEFAULT_USAGE_BOUNDS, UsageAggregator, type DropReason, type UsageBounds } from './usage-aggregator';
+
+export interface ClientUsageOptions {
+  config: Pick<
+    ProxyConfig,
+    'flagsUrl' | 'flagsApiToken' | 'flagsInstanceId' | 'metricsInterval' | 'metricsJitter' | 'logger'
+  >;
+  httpOptions: HttpOptions;
+  bounds?: UsageBounds;
+  maxRegistrations?: number;
+  onDrop?: (reason: DropReason) => void;
+  onForward?: (path: UpstreamPath, result: ForwardResult) => void;
+  /** Replaces the SDK transport; only for tests of the forwarding logic itself. */
+  send?: UpstreamPost;
+}
+
+/**
+ * Usage metrics and registrations of client SDKs: received through the proxy, held in bounded
+ * memory and forwarded upstream at `metricsInterval`. With `metricsInterval: 0` usage reporting is
+ * off, as in the SDK: payloads are still validated and answered 202, then discarded.
+ */
+export class ClientUsage {
+  readonly aggregator: UsageAggregator;
+  readonly registrations: PendingRegistrations;
+  readonly forwarder: MetricsForwarder;
+  readonly enabled: boolean;
+
+  constructor(opts: ClientUsageOptions) {
+    const { config } = opts;
+    this.enabled = config.metricsInterval > 0;
+    this.aggregator = new UsageAggregator(opts.bounds ?? DEFAULT_USAGE_BOUNDS, opts.onDrop);
+    this.registrations = new PendingRegistrations(
+      opts.maxRegistrations ?? DEFAULT_MAX_REGISTRATIONS,
+      opts.onDrop,
+    );
+    this.forwarder = new MetricsForwarder({
+      aggregator: this.aggregator,
+      registrations: this.registrations,
+      send:
+        opts.send ??
+        sdkTransport({
+          flagsUrl: config.flagsUrl,
+          flagsApiToken: config.flagsApiToken,
+          instanceId: config.flagsInstanceId,
+          metricsInterval: config.metricsInterval,
+          httpOptions: opts.httpOptions,
+        }),
+      instanceId: config.flagsInstanceId,
+      intervalMs: config.metricsInterval,
+      jitterMs: config.metricsJitter,
+      logger: config.logger,
+      onForward: opts.onForward,
+    });
+    this.forwarder.start();
+  }
+
+  recordMetrics(m: ClientMetricsPayload): void {
+    if (!this.enabled) return;
+    this.aggregator.add({
+      appName: m.appName,
+      environment: m.environment ?? undefined,
+      start: m.bucket.start,
+      stop: m.bucket.stop,
+      toggles: m.bucket.toggles,
+    });
+  }
+
+  recordRegistration(r: ClientRegistrationPayload): void {
+    if (!this.enabled) return;
+    this.registrations.add({
+      appName: r.appName,
+      instanceId: r.instanceId,
+      environment: r.environment ?? undefined,
+      sdkVersion: r.sdkVersion ?? undefined,
+      strategies: r.strategies ?? [],
+      started: r.started ?? undefined,
+      interval: r.interval ?? undefined,
+    });
+  }
+
+  /** Stops the timer and forwards whatever is pending. */
+  close(): Promise<void> {
+    return this.forwarder.close();
+  }
+}

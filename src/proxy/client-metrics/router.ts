@@ -1,0 +1,43 @@
+import { Router, type RequestHandler } from 'express';
+import type { z } from 'zod';
+import { ValidationError } from '../../common/errors/http-errors';
+import { jsonBody } from '../../common/http/json-body';
+import { describeIssues } from '../context/schemas';
+import type { ClientUsage } from './client-usage';
+import { clientMetricsSchema, clientRegistrationSchema } from './schemas';
+
+export interface ClientMetricsRouterOptions {
+  usage: ClientUsage;
+  /** Authentication of these routes: a client key or a server-side SDK token. */
+  auth: RequestHandler;
+  maxBodySize: number;
+}
+
+function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+/**
+ * `POST /client/metrics` (alias `/all/client/metrics`) and `POST /client/register`, mounted under
+ * `{prefix}/proxy`: validated, answered 202, forwarded upstream at the metrics interval.
+ */
+export function clientMetricsRouter(opts: ClientMetricsRouterOptions): Router {
+  const router = Router();
+  const guard = [opts.auth, ...jsonBody(opts.maxBodySize)];
+
+  const metrics: RequestHandler = (req, res) => {
+    opts.usage.recordMetrics(parse(clientMetricsSchema, req.body));
+    res.status(202).end();
+  };
+  router.post('/client/metrics', ...guard, metrics);
+  router.post('/all/client/metrics', ...guard, metrics);
+
+  router.post('/client/register', ...guard, (req, res) => {
+    opts.usage.recordRegistration(parse(clientRegistrationSchema, req.body));
+    res.status(202).end();
+  });
+
+  return router;
+}

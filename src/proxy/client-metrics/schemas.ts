@@ -1,0 +1,93 @@
+import { z } from 'zod';
+
+/** Longest app name, instance id, toggle or variant name accepted; bounds the memory of one entry. */
+export const MAX_NAME_LENGTH = 255;
+/** Most strategy names one registration may list. */
+export const MAX_STRATEGIES = 100;
+
+const INSTANT_MESSAGE = 'must be an ISO 8601 date-time or epoch milliseconds';
+
+/** A time as an ISO 8601 string or epoch milliseconds, as SDKs send it; parsed to epoch ms. */
+const instant = z
+  .union([
+    z.iso.datetime({ offset: true, error: INSTANT_MESSAGE }),
+    z.number({ error: INSTANT_MESSAGE }).int(INSTANT_MESSAGE).nonnegative(INSTANT_MESSAGE),
+  ])
+  .transform((v) => (typeof v === 'number' ? v : Date.parse(v)));
+
+const count = z
+  .number({ error: 'must be a non-negative integer' })
+  .int('must be a non-negative integer')
+  .nonnegative('must be a non-negative integer')
+  .max(Number.MAX_SAFE_INTEGER, 'is too large');
+
+const name = (what: string) =>
+  z
+    .string({ error: `must be a non-empty ${what}` })
+    .trim()
+    .min(1, `must be a non-empty ${what}`)
+    .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`);
+
+const optionalName = (what: string) => name(what).nullish();
+
+export const toggleCountsSchema = z.object(
+  {
+    yes: count,
+    no: count,
+    variants: z
+      .record(name('variant name'), count, { error: 'must be an object of variant counts' })
+      .nullish(),
+  },
+  { error: 'must be an object {yes, no, variants?}' },
+);
+
+/**
+ * `POST {prefix}/proxy/client/metrics`: one bucket of usage counts from one SDK instance, as the
+ * frontend SDKs and `unleash-client` send it. Unknown fields (connectionId, platformName,
+ * specVersion, impactMetrics, …) are accepted and not forwarded.
+ */
+export const clientMetricsSchema = z
+  .object(
+    {
+      appName: name('string'),
+      instanceId: optionalName('string'),
+      environment: optionalName('string'),
+      bucket: z.object(
+        {
+          start: instant,
+          stop: instant,
+          toggles: z.record(name('toggle name'), toggleCountsSchema, {
+            error: 'must be an object of toggle counts',
+          }),
+        },
+        { error: 'must be an object {start, stop, toggles}' },
+      ),
+    },
+    { error: 'request body must be a JSON object' },
+  )
+  .superRefine((m, ctx) => {
+    if (m.bucket.stop < m.bucket.start) {
+      ctx.addIssue({ code: 'custom', path: ['bucket', 'stop'], message: 'must not be before bucket.start' });
+    }
+  });
+
+/** `POST {prefix}/proxy/client/register`: an SDK instance announcing itself. */
+export const clientRegistrationSchema = z.object(
+  {
+    appName: name('string'),
+    instanceId: name('string'),
+    environment: optionalName('string'),
+    sdkVersion: optionalName('string'),
+    strategies: z
+      .array(name('strategy name'), { error: 'must be an array of strategy names' })
+      .max(MAX_STRATEGIES, `must list at most ${MAX_STRATEGIES} strategies`)
+      .nullish(),
+    started: instant.nullish(),
+    interval: count.nullish(),
+  },
+  { error: 'request body must be a JSON object' },
+);
+
+export type ClientMetricsPayload = z.output<typeof clientMetricsSchema>;
+export type ClientRegistrationPayload = z.output<typeof clientRegistrationSchema>;
+export type ToggleCountsPayload = z.output<typeof toggleCountsSchema>;
