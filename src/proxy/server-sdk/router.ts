@@ -1,0 +1,79 @@
+import { Router, type Request, type RequestHandler } from 'express';
+import type { ClientFeaturesResponse } from 'unleash-client';
+import { etagMatches, weakEtag } from '../../common/http/etag';
+import type { FeatureRepository } from '../upstream/feature-repository';
+
+export interface ServerSdkRouterOptions {
+  features: FeatureRepository;
+  /** Authentication of this route: a server-side SDK token. */
+  auth: RequestHandler;
+}
+
+interface Rendered {
+  body: string;
+  etag: string;
+}
+
+/** Different filters rendered per revision; beyond this the cache starts over. */
+const MAX_CACHED_FILTERS = 32;
+
+const single = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : undefined;
+
+/** The filters `unleash-client` sends (`project`, `namePrefix`); `tag` cannot be applied here and is ignored. */
+function filterOf(req: Request): { project?: string; namePrefix?: string } {
+  return { project: single(req.query.project), namePrefix: single(req.query.namePrefix) };
+}
+
+/**
+ * `GET /client/features` under `{prefix}/proxy`: the client API's `{version: 2, features, segments}`
+ * of the definitions this proxy holds, so a server-side SDK or another proxy can use it as its
+ * upstream. Weak ETag; 304 when `If-None-Match` matches. A body is rendered once per revision and filter.
+ */
+export function serverSdkRouter(opts: ServerSdkRouterOptions): Router {
+  const router = Router();
+  let cacheRevision = -1;
+  let cache = new Map<string, Rendered>();
+
+  const render = (filter: { project?: string; namePrefix?: string }): Rendered => {
+    if (cacheRevision !== opts.features.revision || cache.size >= MAX_CACHED_FILTERS) {
+      cache = new Map();
+      cacheRevision = opts.features.revision;
+    }
+    const key = JSON.stringify(filter);
+    let rendered = cache.get(key);
+    if (!rendered) {
+      const all = opts.features.clientFeatures();
+      const features = all.features.filter(
+        (f) =>
+          (filter.project === undefined || f.project === filter.project) &&
+          (filter.namePrefix === undefined || f.name.startsWith(filter.namePrefix)),
+      );
+      const used = new Set(features.flatMap((f) => (f.strategies ?? []).flatMap((s) => s.segments ?? [])));
+      const response: ClientFeaturesResponse = {
+        version: 2,
+        features,
+        segments: (all.segments ?? []).filter((s) => used.has(s.id)),
+      };
+      const body = JSON.stringify(response);
+      rendered = { body, etag: weakEtag(body) };
+      cache.set(key, rendered);
+    }
+    return rendered;
+  };
+
+  router.get('/client/features', opts.auth, (req, res) => {
+    const { body, etag } = render(filterOf(req));
+    res.setHeader('ETag', etag);
+    res.setHeader('Cache-Control', 'no-cache');
+    if (etagMatches(req.headers['if-none-match'], etag)) {
+      res.status(304).end();
+      return;
+    }
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.status(200).end(body);
+  });
+
+  return router;
+}
