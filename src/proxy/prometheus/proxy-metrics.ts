@@ -1,0 +1,134 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { FeatureRepository } from '../upstream/feature-repository';
+
+type RequestLabels = 'method' | 'route' | 'status';
+
+/** What the client-usage metrics report about themselves; kept as a shape to avoid an import cycle. */
+export interface ClientUsageSource {
+  aggregator: { size(): { apps: number; toggles: number; variants: number } };
+  registrations: { readonly size: number };
+}
+
+/**
+ * The Prometheus series of one proxy app, in the app's own registry (two apps in one process never
+ * collide). Labels carry only methods, route templates, statuses and fixed words — never a raw path,
+ * a key or a token.
+ */
+export class ProxyMetrics {
+  readonly registry = new Registry();
+  readonly requests: Counter<RequestLabels>;
+  readonly requestDuration: Histogram<RequestLabels>;
+  private readonly clientUsageDropped: Counter<'reason'>;
+  private readonly clientUsageForwards: Counter<'path' | 'result'>;
+  private clientUsage: ClientUsageSource | undefined;
+
+  constructor(features: FeatureRepository) {
+    const registers = [this.registry];
+    const up = new Counter({
+      name: 'flags_proxy_up',
+      help: 'Set to 1 while the proxy is running',
+      registers,
+    });
+    up.inc(1);
+    new Gauge({
+      name: 'last_metrics_update_epoch_timestamp_ms',
+      help: 'Epoch ms of the last time the proxy received a feature update (0 before the first)',
+      registers,
+      collect() {
+        this.set(features.stats.lastUpdate);
+      },
+    });
+    new Gauge({
+      name: 'last_metrics_fetch_epoch_timestamp_ms',
+      help: 'Epoch ms of the last time the proxy checked the upstream for updates (0 before the first)',
+      registers,
+      collect() {
+        this.set(features.stats.lastFetch);
+      },
+    });
+    new Gauge({
+      name: 'flags_proxy_ready',
+      help: '1 once the first synchronisation with the upstream succeeded, 0 before',
+      registers,
+      collect() {
+        this.set(features.isReady() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'flags_proxy_toggles',
+      help: 'Number of toggles the proxy knows',
+      registers,
+      collect() {
+        this.set(features.toggles().length);
+      },
+    });
+    new Counter({
+      name: 'flags_proxy_upstream_fetch_errors_total',
+      help: 'Failed or rejected fetches of flag definitions from the upstream since start',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(features.stats.fetchErrors);
+      },
+    });
+    this.requests = new Counter({
+      name: 'flags_proxy_http_requests_total',
+      help: 'HTTP requests answered, by method, route template and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.requestDuration = new Histogram({
+      name: 'flags_proxy_http_request_duration_seconds',
+      help: 'Time to answer HTTP requests, by method, route template and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    const usage = () => this.clientUsage;
+    new Gauge({
+      name: 'flags_proxy_client_usage_entries',
+      help: 'Entries of client usage metrics held for the next forward, by kind (apps, toggles, variants, registrations)',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        const source = usage();
+        const size = source?.aggregator.size() ?? { apps: 0, toggles: 0, variants: 0 };
+        this.set({ kind: 'apps' }, size.apps);
+        this.set({ kind: 'toggles' }, size.toggles);
+        this.set({ kind: 'variants' }, size.variants);
+        this.set({ kind: 'registrations' }, source?.registrations.size ?? 0);
+      },
+    });
+    this.clientUsageDropped = new Counter({
+      name: 'flags_proxy_client_usage_dropped_total',
+      help: 'New apps, toggles, variants or registrations of client usage metrics dropped because a bound was reached',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.clientUsageForwards = new Counter({
+      name: 'flags_proxy_client_usage_forwards_total',
+      help: 'Requests forwarding client usage metrics upstream, by path and result (accepted, rejected, failed)',
+      labelNames: ['path', 'result'],
+      registers,
+    });
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Reports the size of the client-usage aggregate in `flags_proxy_client_usage_entries`. */
+  trackClientUsage(source: ClientUsageSource): void {
+    this.clientUsage = source;
+  }
+
+  readonly onClientUsageDrop = (reason: string): void => {
+    this.clientUsageDropped.inc({ reason });
+  };
+
+  readonly onClientUsageForward = (path: string, result: string): void => {
+    this.clientUsageForwards.inc({ path, result });
+  };
+
+  /** Empties the registry, so nothing keeps a closed app's repository reachable through it. */
+  close(): void {
+    this.registry.clear();
+  }
+}
