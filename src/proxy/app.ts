@@ -6,12 +6,19 @@ import { PROXY_OPTIONS } from './config/options';
 import { parseConfig } from './config/parse-config';
 import type { ProxyConfig, ProxyOptions } from './config/types';
 import { requireKey } from './auth/client-key';
+import { ClientUsage } from './client-metrics/client-usage';
+import { clientMetricsRouter } from './client-metrics/router';
 import { corsMiddleware } from './cors/cors-middleware';
 import { docsRouter } from './docs/router';
 import { evaluationRouter } from './evaluation/router';
 import { healthRouter } from './health/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
+import { ProxyMetrics } from './prometheus/proxy-metrics';
+import { requestMetrics } from './prometheus/request-metrics';
+import { prometheusRouter } from './prometheus/router';
 import { requireReady } from './readiness/require-ready';
+import { serverSdkRouter } from './server-sdk/router';
+import { requireClientKeyOrServerToken, requireServerToken } from './server-sdk/server-token';
 import { upstreamAgent } from './transport/agent';
 import type { FeatureRepository } from './upstream/feature-repository';
 import { UnleashFeatureRepository } from './upstream/unleash-repository';
@@ -24,6 +31,8 @@ export type ProxyApp = Express & {
   close(): Promise<void>;
   readonly proxyConfig: ProxyConfig;
   readonly features: FeatureRepository;
+  /** Usage metrics of client SDKs waiting to be forwarded upstream. */
+  readonly clientUsage: ClientUsage;
 };
 
 /** Assembles a proxy: configuration in, Express app out. */
@@ -39,17 +48,44 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     httpOptions: { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent },
   });
   const proxyPath = `${config.proxyBasePath}/proxy`;
+  const metrics = new ProxyMetrics(features);
+  const clientUsage = new ClientUsage({
+    config,
+    httpOptions: { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent },
+    onDrop: metrics.onClientUsageDrop,
+    onForward: metrics.onClientUsageForward,
+  });
+  metrics.trackClientUsage(clientUsage);
 
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
+  app.use(requestMetrics(metrics));
   app.use(corsMiddleware(config.cors));
   app.use(compression({ threshold: 1024 }));
   if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
   app.use(proxyPath, healthRouter(features));
   app.use(proxyPath, requireReady(features));
+  // These two authenticate by themselves: server-side SDK tokens are accepted there.
+  app.use(
+    proxyPath,
+    serverSdkRouter({ features, auth: requireServerToken(config.expServerSideSdkConfig.tokens) }),
+  );
+  app.use(
+    proxyPath,
+    clientMetricsRouter({
+      usage: clientUsage,
+      auth: requireClientKeyOrServerToken({
+        clientKeysHeaderName: config.clientKeysHeaderName,
+        clientKeys: config.clientKeys,
+        serverTokens: config.expServerSideSdkConfig.tokens,
+      }),
+      maxBodySize: config.maxBodySize,
+    }),
+  );
   app.use(proxyPath, requireKey(config.clientKeysHeaderName, config.clientKeys, 'client key'));
+  app.use(proxyPath, prometheusRouter(metrics));
   app.use(
     proxyPath,
     evaluationRouter({
@@ -65,8 +101,12 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
 
   return Object.assign(app, {
     whenReady: () => features.whenReady(),
-    close: () => features.close(),
+    close: async () => {
+      await Promise.all([clientUsage.close(), features.close()]);
+      metrics.close();
+    },
     proxyConfig: config,
     features,
+    clientUsage,
   });
 }
