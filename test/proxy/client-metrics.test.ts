@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
 import type { ProxyApp } from '../../src/proxy/app';
+import { start } from '../../src/proxy/start';
+import { silentLogger } from '../../src/common/logging/logger';
 import { UsageAggregator, type DropReason } from '../../src/proxy/client-metrics/usage-aggregator';
 import { sampleFeatures } from '../support/fixtures';
 import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
@@ -282,6 +284,35 @@ describe('POST /proxy/client/metrics', () => {
     await app.close();
     expect(totals(forwardedFor(upstream.posted('/api/client/metrics'), 'closing-app'))).toEqual({
       'always-on': { yes: 9, no: 2, variants: {} },
+    });
+  });
+
+  test('the shutdown that SIGTERM runs (start().stop()) forwards the pending client counts', async () => {
+    const running = await start(
+      {
+        port: 0,
+        flagsUrl: upstream.url,
+        flagsApiToken: upstream.token,
+        clientKeys: [CLIENT_KEY],
+        metricsInterval: 3_600_000,
+        logger: silentLogger,
+      },
+      {},
+    );
+    try {
+      await running.app.whenReady();
+      const { port } = running.server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}/proxy/client/metrics`, {
+        method: 'POST',
+        headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify(metricsPayload('sigterm-app', { 'always-on': { yes: 4, no: 1 } })),
+      });
+      expect(res.status).toBe(202);
+    } finally {
+      await running.stop();
+    }
+    expect(totals(forwardedFor(upstream.posted('/api/client/metrics'), 'sigterm-app'))).toEqual({
+      'always-on': { yes: 4, no: 1, variants: {} },
     });
   });
 
