@@ -183,6 +183,8 @@ describe('POST /proxy/client/metrics', () => {
       { ...metricsPayload('bad-app', {}), bucket: { start: now, stop: now - 10, toggles: {} } },
       'bucket.stop',
     ],
+    [{ ...metricsPayload('bad-app', {}), bucket: { start: now, stop: 9e15, toggles: {} } }, 'bucket.stop'],
+    [{ ...metricsPayload('bad-app', { ['x'.repeat(256)]: { yes: 1, no: 0 } }) }, 'bucket.toggles'],
     [{ appName: 'bad-app', instanceId: 'i' }, 'bucket'],
   ])('answers 400 ValidationError naming the field for %j and forwards nothing', async (body, field) => {
     const app = await proxy({ metricsInterval: 50 });

@@ -78,20 +78,25 @@ export class MetricsForwarder {
   private async forwardOnce(): Promise<void> {
     const registrations = this.opts.registrations.drain();
     await eachLimited(registrations, async (r) => {
-      if (!(await this.send('client/register', r.appName, registrationBody(r))))
+      if (!(await this.send('client/register', r.appName, () => registrationBody(r))))
         this.opts.registrations.add(r, true);
     });
     const buckets = this.opts.aggregator.drain();
     await eachLimited(buckets, async (b) => {
-      if (!(await this.send('client/metrics', b.appName, this.metricsBody(b)))) this.opts.aggregator.add(b);
+      if (!(await this.send('client/metrics', b.appName, () => this.metricsBody(b))))
+        this.opts.aggregator.add(b);
     });
   }
 
   /** True when the upstream accepted the body. */
-  private async send(path: UpstreamPath, appName: string, body: Record<string, unknown>): Promise<boolean> {
+  private async send(
+    path: UpstreamPath,
+    appName: string,
+    body: () => Record<string, unknown>,
+  ): Promise<boolean> {
     let result: ForwardResult;
     try {
-      const status = await this.opts.send(path, appName, body);
+      const status = await this.opts.send(path, appName, body());
       result = status >= 200 && status < 300 ? 'accepted' : 'rejected';
       if (result === 'rejected') {
         this.log.warn(

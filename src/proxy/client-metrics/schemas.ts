@@ -5,13 +5,19 @@ export const MAX_NAME_LENGTH = 255;
 /** Most strategy names one registration may list. */
 export const MAX_STRATEGIES = 100;
 
+/** The largest time a JavaScript Date can hold. */
+const MAX_EPOCH_MS = 8_640_000_000_000_000;
 const INSTANT_MESSAGE = 'must be an ISO 8601 date-time or epoch milliseconds';
 
 /** A time as an ISO 8601 string or epoch milliseconds, as SDKs send it; parsed to epoch ms. */
 const instant = z
   .union([
     z.iso.datetime({ offset: true, error: INSTANT_MESSAGE }),
-    z.number({ error: INSTANT_MESSAGE }).int(INSTANT_MESSAGE).nonnegative(INSTANT_MESSAGE),
+    z
+      .number({ error: INSTANT_MESSAGE })
+      .int(INSTANT_MESSAGE)
+      .nonnegative(INSTANT_MESSAGE)
+      .max(MAX_EPOCH_MS, INSTANT_MESSAGE),
   ])
   .transform((v) => (typeof v === 'number' ? v : Date.parse(v)));
 
