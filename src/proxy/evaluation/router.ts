@@ -7,7 +7,7 @@ import { completeContext, contextFromBody, contextFromQuery } from '../context/b
 import { describeIssues, proxyBodySchema } from '../context/schemas';
 import type { FeatureRepository } from '../upstream/feature-repository';
 import { Evaluator } from './evaluator';
-import { sendToggles } from './send-toggles';
+import { sendAnswer } from './send-toggles';
 
 export interface EvaluationRouterOptions {
   features: FeatureRepository;
@@ -39,6 +39,8 @@ export function evaluationRouter(opts: EvaluationRouterOptions): Router {
     };
   };
 
+  const named = (names: readonly string[]) => ({ kind: 'named', names }) as const;
+
   const requireAllEnabled = () => {
     if (!opts.enableAllEndpoint) {
       throw new EndpointDisabled(
@@ -49,26 +51,28 @@ export function evaluationRouter(opts: EvaluationRouterOptions): Router {
 
   router.get('/', async (req, res) => {
     const context = await buildContext(contextFromQuery(req.query), req);
-    sendToggles(req, res, evaluator.enabled(context));
+    sendAnswer(req, res, evaluator.answer({ kind: 'enabled' }, context));
   });
 
   router.post('/', ...jsonBody(opts.maxBodySize), async (req, res) => {
     const body = parseBody(req.body);
     const context = await buildContext(body.context, req);
-    sendToggles(req, res, body.toggles ? evaluator.named(context, body.toggles) : evaluator.enabled(context));
+    const selection = body.toggles ? named(body.toggles) : ({ kind: 'enabled' } as const);
+    sendAnswer(req, res, evaluator.answer(selection, context));
   });
 
   router.get('/all', async (req, res) => {
     requireAllEnabled();
     const context = await buildContext(contextFromQuery(req.query), req);
-    sendToggles(req, res, evaluator.all(context));
+    sendAnswer(req, res, evaluator.answer({ kind: 'all' }, context));
   });
 
   router.post('/all', ...jsonBody(opts.maxBodySize), async (req, res) => {
     const body = parseBody(req.body);
     requireAllEnabled();
     const context = await buildContext(body.context, req);
-    sendToggles(req, res, body.toggles ? evaluator.named(context, body.toggles) : evaluator.all(context));
+    const selection = body.toggles ? named(body.toggles) : ({ kind: 'all' } as const);
+    sendAnswer(req, res, evaluator.answer(selection, context));
   });
 
   return router;

@@ -15,6 +15,47 @@ export interface EvaluatedToggle {
   variant: EvaluatedVariant;
 }
 
+/** What the SDK answers for one toggle: its variant and whether the toggle is enabled. */
+export interface SdkVariant {
+  name: string;
+  enabled: boolean;
+  payload?: { type: string; value: string };
+  feature_enabled?: boolean;
+}
+
+/**
+ * The usage counts of one set of evaluation outcomes: `names[i]` evaluated to `enabled[i]` with
+ * variant `variants[i]`. Counting a plan `n` times equals `n` evaluations of each of its toggles.
+ */
+export interface UsagePlan {
+  readonly names: readonly string[];
+  readonly enabled: readonly boolean[];
+  readonly variants: readonly string[];
+}
+
+/**
+ * The SDK's evaluation and usage counting in separate pieces, for the evaluation hot path. Together
+ * they do exactly what `evaluate()` does: `resolve` + `count` of the outcome.
+ */
+export interface FastEvaluation {
+  /** The context the SDK evaluates with: `{...staticContext, ...context}`, as `Unleash.getVariant` builds it. */
+  enhance(context: Context): Context;
+  /** The SDK's evaluation of one toggle for an enhanced context, not counted; throws what a strategy throws. */
+  resolve(name: string, enhanced: Context): SdkVariant;
+  /** The answer for a toggle whose evaluation threw: logged (rate-limited) and disabled, not counted. */
+  failed(name: string, err: unknown): EvaluatedToggle;
+  /** Counts one evaluation exactly as `Unleash.getVariant` does. */
+  count(name: string, enabled: boolean, variant: string): void;
+  /** Counts `times` evaluations of every outcome of the plan; applied to the SDK's bucket before it is sent. */
+  countPlan(plan: UsagePlan, times: number): void;
+  /**
+   * True when toggles using this strategy name are evaluated by the SDK's own code: a built-in
+   * strategy, or a name no strategy has (the SDK skips it). False for custom strategies.
+   */
+  isBuiltInStrategy(name: string): boolean;
+  segment(id: number): Segment | undefined;
+}
+
 export interface UpstreamStats {
   /** Epoch ms of the last accepted definitions set, 0 before. */
   lastUpdate: number;
@@ -41,6 +82,11 @@ export interface FeatureRepository {
   clientFeatures(): ClientFeaturesResponse;
   /** One SDK evaluation of one toggle; counts usage exactly as the SDK does. */
   evaluate(name: string, context: Context): EvaluatedToggle;
+  /**
+   * The hot-path pieces of `evaluate`, or undefined while they cannot be used (not ready, or someone
+   * listens to the SDK's impression events, which only full evaluation emits).
+   */
+  fast?(): FastEvaluation | undefined;
   /** Subscribes to definition changes; returns an unsubscribe function. */
   onChange(listener: () => void): () => void;
   close(): Promise<void>;

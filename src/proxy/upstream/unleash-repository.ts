@@ -11,11 +11,64 @@ import type { Segment } from 'unleash-client/lib/strategy/strategy';
 import type { HttpOptions } from 'unleash-client/lib/http-options';
 import type { Logger } from '../../common/logging/logger';
 import type { ProxyConfig } from '../config/types';
-import type { EvaluatedToggle, FeatureRepository, UpstreamStats } from './feature-repository';
+import type {
+  EvaluatedToggle,
+  FastEvaluation,
+  FeatureRepository,
+  SdkVariant,
+  UpstreamStats,
+  UsagePlan,
+} from './feature-repository';
 import { GuardedRepository } from './guarded-repository';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 
 const FALLBACK_VARIANT = Object.freeze({ name: 'disabled', enabled: false });
+
+/** The toggle of the response for one SDK answer (the one mapping used by every evaluation path). */
+export function toEvaluatedToggle(
+  name: string,
+  impressionData: boolean,
+  result: SdkVariant,
+): EvaluatedToggle {
+  const variant = result.payload
+    ? {
+        name: result.name,
+        enabled: result.enabled,
+        payload: { type: String(result.payload.type), value: result.payload.value },
+      }
+    : result.name === FALLBACK_VARIANT.name && !result.enabled
+      ? FALLBACK_VARIANT
+      : { name: result.name, enabled: result.enabled };
+  return { name, enabled: Boolean(result.feature_enabled), impressionData, variant };
+}
+
+/** The SDK's usage-metrics collector, as far as batched counting needs it (a private field of `Unleash`). */
+interface SdkMetrics {
+  disabled: boolean;
+  increaseCounter(name: string, enabled: boolean, inc: number): void;
+  increaseVariantCounter(name: string, variant: string, inc: number): void;
+  sendMetrics(): Promise<void>;
+}
+
+function isSdkMetrics(value: unknown): value is SdkMetrics {
+  const m = value as Partial<SdkMetrics> | undefined;
+  return (
+    typeof m?.disabled === 'boolean' &&
+    typeof m.increaseCounter === 'function' &&
+    typeof m.increaseVariantCounter === 'function' &&
+    typeof m.sendMetrics === 'function'
+  );
+}
+
+/** `Unleash` with its evaluation client reachable, for evaluating without a context spread per toggle. */
+class ProxyUnleash extends Unleash {
+  get sdkClient() {
+    return this.client;
+  }
+}
+
+/** Usage plans counted but not yet added to the SDK's bucket; bounded, flushed before every send. */
+const MAX_PENDING_PLANS = 1024;
 
 export interface UnleashRepositoryOptions {
   config: ProxyConfig;
@@ -32,7 +85,12 @@ function cleanUrl(url: string): string {
 export class UnleashFeatureRepository implements FeatureRepository {
   revision = 0;
   readonly stats: UpstreamStats = { lastUpdate: 0, lastFetch: 0, fetchErrors: 0 };
-  private readonly unleash: Unleash;
+  private readonly unleash: ProxyUnleash;
+  private readonly staticContext: Context;
+  private readonly customStrategies: readonly Strategy[];
+  private readonly metrics: SdkMetrics | undefined;
+  private readonly pendingUsage = new Map<UsagePlan, number>();
+  private readonly fastEvaluation: FastEvaluation;
   private readonly repository: GuardedRepository;
   private readonly logger: Logger;
   private readonly listeners = new Set<() => void>();
@@ -78,7 +136,9 @@ export class UnleashFeatureRepository implements FeatureRepository {
         );
       },
     });
-    this.unleash = new Unleash({
+    this.customStrategies = strategies;
+    this.staticContext = { appName: config.flagsAppName, environment: config.environment ?? 'default' };
+    this.unleash = new ProxyUnleash({
       url,
       appName: config.flagsAppName,
       instanceId: config.flagsInstanceId,
@@ -92,6 +152,17 @@ export class UnleashFeatureRepository implements FeatureRepository {
       repository: this.repository,
       skipInstanceCountWarning: true,
     });
+    const metrics: unknown = (this.unleash as unknown as { metrics: unknown }).metrics;
+    if (isSdkMetrics(metrics)) {
+      // Batched counts reach the bucket before the SDK reads it: on its timer, on flush and on close.
+      const send = metrics.sendMetrics.bind(metrics);
+      metrics.sendMetrics = () => {
+        this.flushUsage();
+        return send();
+      };
+      this.metrics = metrics;
+    }
+    this.fastEvaluation = this.createFastEvaluation();
     this.readyPromise = new Promise((resolve) => {
       this.repository.once('ready', () => {
         this.ready = true;
@@ -168,35 +239,81 @@ export class UnleashFeatureRepository implements FeatureRepository {
   evaluate(name: string, context: Context): EvaluatedToggle {
     const feature = this.repository.getToggle(name);
     try {
-      const result = this.unleash.getVariant(name, context);
-      const variant = result.payload
-        ? {
-            name: result.name,
-            enabled: result.enabled,
-            payload: { type: String(result.payload.type), value: result.payload.value },
-          }
-        : result.name === FALLBACK_VARIANT.name && !result.enabled
-          ? FALLBACK_VARIANT
-          : { name: result.name, enabled: result.enabled };
-      return {
+      return toEvaluatedToggle(
         name,
-        enabled: Boolean(result.feature_enabled),
-        impressionData: feature?.impressionData === true,
-        variant,
-      };
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      this.strategyErrors.error(
-        `evaluating toggle "${name}" threw; answering it as disabled: ${message}`,
-        name,
+        feature?.impressionData === true,
+        this.unleash.getVariant(name, context),
       );
-      return {
-        name,
-        enabled: false,
-        impressionData: feature?.impressionData === true,
-        variant: FALLBACK_VARIANT,
-      };
+    } catch (err) {
+      return this.failed(name, feature, err);
     }
+  }
+
+  /** As the SDK does not count an evaluation that threw, neither does this. */
+  private failed(name: string, feature: FeatureInterface | undefined, err: unknown): EvaluatedToggle {
+    const message = err instanceof Error ? err.message : String(err);
+    this.strategyErrors.error(
+      `evaluating toggle "${name}" threw; answering it as disabled: ${message}`,
+      name,
+    );
+    return {
+      name,
+      enabled: false,
+      impressionData: feature?.impressionData === true,
+      variant: FALLBACK_VARIANT,
+    };
+  }
+
+  fast(): FastEvaluation | undefined {
+    if (!this.ready || this.unleash.listenerCount('impression') > 0) return undefined;
+    return this.fastEvaluation;
+  }
+
+  private createFastEvaluation(): FastEvaluation {
+    const client = this.unleash.sdkClient;
+    const staticContext = this.staticContext;
+    return {
+      enhance: (context) => ({ ...staticContext, ...context }),
+      resolve: (name, enhanced) => client.forceGetVariant(name, enhanced),
+      failed: (name, err) => this.failed(name, this.repository.getToggle(name), err),
+      count: (name, enabled, variant) => {
+        if (variant) this.unleash.countVariant(name, variant);
+        this.unleash.count(name, enabled);
+      },
+      countPlan: (plan, times) => {
+        if (!this.metrics) {
+          for (let n = 0; n < times; n++) {
+            for (let i = 0; i < plan.names.length; i++) {
+              if (plan.variants[i]) this.unleash.countVariant(plan.names[i], plan.variants[i]);
+              this.unleash.count(plan.names[i], plan.enabled[i]);
+            }
+          }
+          return;
+        }
+        this.pendingUsage.set(plan, (this.pendingUsage.get(plan) ?? 0) + times);
+        if (this.pendingUsage.size > MAX_PENDING_PLANS) this.flushUsage();
+      },
+      // Custom strategies come first in the SDK's lookup, so a custom one shadows a built-in name.
+      isBuiltInStrategy: (name) => !this.customStrategies.some((s) => s.name === name),
+      segment: (id) => this.repository.getSegment(id),
+    };
+  }
+
+  /** Adds the batched usage counts to the SDK's bucket, as the SDK's own `count` calls would have. */
+  private flushUsage(): void {
+    const metrics = this.metrics;
+    if (!metrics || this.pendingUsage.size === 0) return;
+    if (metrics.disabled) {
+      this.pendingUsage.clear(); // the SDK's count() drops counts once metrics are disabled
+      return;
+    }
+    for (const [plan, times] of this.pendingUsage) {
+      for (let i = 0; i < plan.names.length; i++) {
+        metrics.increaseCounter(plan.names[i], plan.enabled[i], times);
+        if (plan.variants[i]) metrics.increaseVariantCounter(plan.names[i], plan.variants[i], times);
+      }
+    }
+    this.pendingUsage.clear();
   }
 
   onChange(listener: () => void): () => void {

@@ -1,0 +1,197 @@
+import request from 'supertest';
+import { Strategy, type Context } from 'unleash-client';
+import type { ProxyApp } from '../../src/proxy/app';
+import { ResponseCache } from '../../src/proxy/evaluation/response-cache';
+import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
+import { TestUpstream, type FeaturesPayload } from '../support/upstream';
+
+const LAUNCH = Date.parse('2030-01-01T00:00:00.000Z');
+
+function payload(): FeaturesPayload {
+  return {
+    version: 2,
+    features: [
+      { name: 'always', enabled: true, strategies: [{ name: 'default' }] },
+      {
+        name: 'launch',
+        enabled: true,
+        strategies: [
+          {
+            name: 'default',
+            constraints: [
+              { contextName: 'currentTime', operator: 'DATE_AFTER', value: new Date(LAUNCH).toISOString() },
+            ],
+          },
+        ],
+      },
+      {
+        name: 'coin',
+        enabled: true,
+        strategies: [{ name: 'gradualRolloutRandom', parameters: { percentage: '50' } }],
+      },
+      {
+        name: 'coin-sticky-random',
+        enabled: true,
+        strategies: [
+          { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'random', groupId: 'g' } },
+        ],
+      },
+      {
+        name: 'pro',
+        enabled: true,
+        strategies: [
+          { name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] },
+        ],
+      },
+      { name: 'custom', enabled: true, strategies: [{ name: 'counting', parameters: {} }] },
+    ],
+  };
+}
+
+class CountingStrategy extends Strategy {
+  calls = 0;
+  constructor() {
+    super('counting');
+  }
+  override isEnabled(_parameters: unknown, _context: Context): boolean {
+    this.calls += 1;
+    return true;
+  }
+}
+
+let upstream: TestUpstream;
+const apps: ProxyApp[] = [];
+
+beforeEach(async () => {
+  upstream = await new TestUpstream(payload()).start();
+});
+
+afterEach(async () => {
+  jest.useRealTimers();
+  await Promise.all(apps.splice(0).map((a) => a.close()));
+  await upstream.stop();
+});
+
+async function proxy(counting = new CountingStrategy()): Promise<ProxyApp> {
+  const app = await readyProxyFor(upstream, { customStrategies: [counting] });
+  apps.push(app);
+  return app;
+}
+
+const names = (body: { toggles: { name: string }[] }) => body.toggles.map((t) => t.name);
+const ask = (app: ProxyApp, query = 'userId=u1&plan=pro') =>
+  request(app)
+    .get(`/proxy?${query}`)
+    .set('authorization', CLIENT_KEY)
+    .expect((r) => {
+      if (r.status !== 200 && r.status !== 304) throw new Error(`status ${r.status}`);
+    });
+
+describe('answers for repeated contexts', () => {
+  test('a repeated context is answered 304 from its cached validator without evaluating again', async () => {
+    const app = await readyProxyFor(upstream, {});
+    apps.push(app);
+    // a flag set without chance, so the whole answer can be cached
+    const revision = app.features.revision;
+    upstream.setFeatures({
+      version: 2,
+      features: payload().features.slice(0, 2).concat(payload().features[4]),
+    });
+    await waitFor(() => app.features.revision > revision);
+    const first = await ask(app);
+    await ask(app);
+    const fast = app.features.fast?.();
+    expect(fast).toBeDefined();
+    const resolve = jest.spyOn(fast as NonNullable<typeof fast>, 'resolve');
+    const res = await ask(app).set('If-None-Match', String(first.headers.etag)).expect(304);
+    expect(res.text).toBe('');
+    expect(resolve).not.toHaveBeenCalled();
+    resolve.mockRestore();
+  });
+
+  test('a random rollout is never answered from the cache', async () => {
+    const app = await proxy();
+    const seen = { coin: new Set<boolean>(), sticky: new Set<boolean>() };
+    for (let i = 0; i < 60; i += 1) {
+      const got = names((await ask(app)).body);
+      seen.coin.add(got.includes('coin'));
+      seen.sticky.add(got.includes('coin-sticky-random'));
+    }
+    // 2^-59 chance of a false failure per toggle
+    expect([...seen.coin].sort()).toEqual([false, true]);
+    expect([...seen.sticky].sort()).toEqual([false, true]);
+  });
+
+  test('a custom strategy runs on every request, cached or not', async () => {
+    const counting = new CountingStrategy();
+    const app = await proxy(counting);
+    for (let i = 0; i < 5; i += 1) await ask(app);
+    expect(counting.calls).toBe(5);
+  });
+
+  test('a date constraint is evaluated again once the clock passes its date', async () => {
+    jest.useFakeTimers({
+      doNotFake: [
+        'hrtime',
+        'nextTick',
+        'performance',
+        'queueMicrotask',
+        'requestAnimationFrame',
+        'cancelAnimationFrame',
+        'requestIdleCallback',
+        'cancelIdleCallback',
+        'setImmediate',
+        'clearImmediate',
+        'setInterval',
+        'clearInterval',
+        'setTimeout',
+        'clearTimeout',
+      ],
+    });
+    jest.setSystemTime(LAUNCH - 60_000);
+    const app = await proxy();
+    for (let i = 0; i < 3; i += 1) expect(names((await ask(app)).body)).not.toContain('launch');
+    jest.setSystemTime(LAUNCH + 1);
+    expect(names((await ask(app)).body)).toContain('launch');
+    jest.setSystemTime(LAUNCH - 1);
+    expect(names((await ask(app)).body)).not.toContain('launch');
+  });
+
+  test('new definitions replace cached answers at once', async () => {
+    const app = await proxy();
+    for (let i = 0; i < 3; i += 1) expect(names((await ask(app)).body)).toContain('pro');
+    const revision = app.features.revision;
+    upstream.setFeatures({
+      version: 2,
+      features: payload().features.filter((f) => (f as { name: string }).name !== 'pro'),
+    });
+    await waitFor(() => app.features.revision > revision);
+    expect(names((await ask(app)).body)).not.toContain('pro');
+  });
+
+  test('contexts that differ only in a property get their own answers', async () => {
+    const app = await proxy();
+    for (let i = 0; i < 3; i += 1) {
+      expect(names((await ask(app, 'userId=u1&plan=pro')).body)).toContain('pro');
+      expect(names((await ask(app, 'userId=u1&plan=free')).body)).not.toContain('pro');
+      expect(names((await ask(app, 'userId=u2&plan=free')).body)).not.toContain('pro');
+    }
+  });
+});
+
+describe('the response cache', () => {
+  test('stays within its entry and byte bounds and admits a key on its second sighting only', () => {
+    const cache = new ResponseCache<{ bytes: number }>({ maxBytes: 10_000, maxEntries: 50, maxSeen: 100 });
+    expect(cache.admit('a')).toBe(false);
+    expect(cache.admit('a')).toBe(true);
+    for (let i = 0; i < 1000; i += 1) {
+      cache.set(`k${i}`, { bytes: 300 });
+      expect(cache.size).toBeLessThanOrEqual(50);
+      expect(cache.totalBytes).toBeLessThanOrEqual(10_000);
+    }
+    expect(cache.get('k999')).toBeDefined();
+    expect(cache.get('k0')).toBeUndefined();
+    cache.set('huge', { bytes: 5_000 });
+    expect(cache.get('huge')).toBeUndefined();
+  });
+});
