@@ -10,6 +10,8 @@ import { ClientUsage } from './client-metrics/client-usage';
 import { clientMetricsRouter } from './client-metrics/router';
 import { corsMiddleware } from './cors/cors-middleware';
 import { docsRouter } from './docs/router';
+import { Evaluator } from './evaluation/evaluator';
+import { installFastLane } from './evaluation/fast-lane';
 import { evaluationRouter } from './evaluation/router';
 import { healthRouter } from './health/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
@@ -57,13 +59,18 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   });
   metrics.trackClientUsage(clientUsage);
 
+  const evaluator = new Evaluator(features);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
-  app.use(requestMetrics(metrics));
-  app.use(corsMiddleware(config.cors));
-  app.use(compression({ threshold: 1024 }));
+  // Every response passes these, in this order (the evaluation fast lane's too).
+  const everyResponse = [
+    requestMetrics(metrics),
+    corsMiddleware(config.cors),
+    compression({ threshold: 1024 }),
+  ];
+  app.use(...everyResponse);
   if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
   app.use(proxyPath, healthRouter(features));
   app.use(proxyPath, requireReady(features));
@@ -94,10 +101,22 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       enableAllEndpoint: config.enableAllEndpoint,
       maxBodySize: config.maxBodySize,
       enrichers,
+      evaluator,
     }),
   );
   app.use(notFoundHandler);
   app.use(errorMiddleware(config.logger));
+  installFastLane(app, {
+    proxyPath,
+    evaluator,
+    features,
+    environment: config.environment,
+    clientKeysHeaderName: config.clientKeysHeaderName,
+    clientKeys: config.clientKeys,
+    enabled: enrichers.length === 0 && config.trustProxy === false,
+    everyResponse,
+    onError: errorMiddleware(config.logger),
+  });
 
   return Object.assign(app, {
     whenReady: () => features.whenReady(),

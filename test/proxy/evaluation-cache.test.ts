@@ -179,6 +179,67 @@ describe('answers for repeated contexts', () => {
   });
 });
 
+describe('the fast lane for GET /proxy', () => {
+  const strip = (headers: Record<string, unknown>) => {
+    const { date: _date, ...rest } = headers;
+    return rest;
+  };
+
+  test('answers exactly as the Express route does: status, headers, body, 304, errors and metrics', async () => {
+    const extra = Array.from({ length: 30 }, (_, i) => ({
+      name: `bulk-${i}`,
+      enabled: true,
+      strategies: [],
+    }));
+    const features = payload().features.filter(
+      (f) => !String((f as { name: string }).name).startsWith('coin'),
+    );
+    // more than 1 KB of toggles, so the compression middleware has something to compress
+    upstream.setFeatures({ version: 2, features: [...features, ...extra] });
+    const lane = await readyProxyFor(upstream, {});
+    // trustProxy sends every request through Express; without X-Forwarded-For the context is the same
+    const express = await readyProxyFor(upstream, { trustProxy: true });
+    apps.push(lane, express);
+    const cases: { path: string; headers: Record<string, string> }[] = [
+      { path: '/proxy?userId=u1&plan=pro', headers: { authorization: CLIENT_KEY } },
+      {
+        path: '/proxy?userId=u1&plan=pro',
+        headers: { authorization: `Bearer ${CLIENT_KEY}`, origin: 'https://app.example' },
+      },
+      { path: '/proxy?userId=u2', headers: { authorization: CLIENT_KEY, 'accept-encoding': 'gzip' } },
+      { path: '/proxy', headers: { authorization: 'wrong' } },
+      { path: '/proxy?a=1&a=2', headers: { authorization: CLIENT_KEY } },
+      { path: '/proxy/?userId=u1', headers: { authorization: CLIENT_KEY } },
+    ];
+    for (const c of cases) {
+      for (let i = 0; i < 3; i += 1) {
+        const [a, b] = await Promise.all(
+          [lane, express].map((app) => request(app).get(c.path).set(c.headers)),
+        );
+        expect([c.path, a.status, strip(a.headers)]).toEqual([c.path, b.status, strip(b.headers)]);
+        if (a.status === 200) expect(a.text).toBe(b.text);
+        if (a.status === 200 && c.headers['accept-encoding'])
+          expect(a.headers['content-encoding']).toBe('gzip');
+        else expect(Object.keys(a.body as object).sort()).toEqual(Object.keys(b.body as object).sort());
+        if (a.headers.etag) {
+          const [ra, rb] = await Promise.all(
+            [lane, express].map((app) =>
+              request(app).get(c.path).set(c.headers).set('If-None-Match', String(a.headers.etag)),
+            ),
+          );
+          expect([ra.status, strip(ra.headers)]).toEqual([rb.status, strip(rb.headers)]);
+        }
+      }
+    }
+    const scrape = async (app: ProxyApp) =>
+      (await request(app).get('/proxy/internal-backstage/prometheus').set('authorization', CLIENT_KEY)).text
+        .split('\n')
+        .filter((l) => l.startsWith('flags_proxy_http_requests_total'))
+        .sort();
+    expect(await scrape(lane)).toEqual(await scrape(express));
+  });
+});
+
 describe('the response cache', () => {
   test('stays within its entry and byte bounds and admits a key on its second sighting only', () => {
     const cache = new ResponseCache<{ bytes: number }>({ maxBytes: 10_000, maxEntries: 50, maxSeen: 100 });

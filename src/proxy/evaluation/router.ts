@@ -15,11 +15,13 @@ export interface EvaluationRouterOptions {
   enableAllEndpoint: boolean;
   maxBodySize: number;
   enrichers: readonly ContextEnricher[];
+  /** Shared with the fast lane, so both use one plan and one cache. */
+  evaluator?: Evaluator;
 }
 
 /** `GET|POST /proxy` and `GET|POST /proxy/all`, mounted under `{prefix}/proxy`. */
 export function evaluationRouter(opts: EvaluationRouterOptions): Router {
-  const evaluator = new Evaluator(opts.features);
+  const evaluator = opts.evaluator ?? new Evaluator(opts.features);
   const router = Router();
 
   const buildContext = async (clientPart: Context, req: Request): Promise<Context> => {

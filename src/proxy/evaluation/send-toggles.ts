@@ -2,12 +2,16 @@ import type { Request, Response } from 'express';
 import { etagMatches } from '../../common/http/etag';
 import type { Answer } from './evaluator';
 
-/** Writes a toggle list with the headers of spec 4.2, answering 304 when `If-None-Match` matches. */
+/**
+ * Writes a toggle list with the headers of spec 4.2, answering 304 when `If-None-Match` matches.
+ * Uses only Node's response API, so the fast lane can use it on a response Express never saw.
+ */
 export function sendAnswer(req: Request, res: Response, answer: Answer): void {
   res.setHeader('Cache-Control', 'public, max-age=2');
   res.setHeader('ETag', answer.etag);
   if (etagMatches(req.headers['if-none-match'], answer.etag)) {
-    res.status(304).end();
+    res.statusCode = 304;
+    res.end();
     return;
   }
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
@@ -15,5 +19,6 @@ export function sendAnswer(req: Request, res: Response, answer: Answer): void {
     'Content-Length',
     typeof answer.body === 'string' ? Buffer.byteLength(answer.body) : answer.body.length,
   );
-  res.status(200).end(answer.body);
+  res.statusCode = 200;
+  res.end(answer.body);
 }

@@ -1,0 +1,88 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
+import { keyFromHeader, secretMatcher } from '../auth/client-key';
+import { completeContext, contextFromQuery } from '../context/build-context';
+import type { FeatureRepository } from '../upstream/feature-repository';
+import type { Evaluator } from './evaluator';
+import { sendAnswer } from './send-toggles';
+
+export interface FastLaneOptions {
+  /** `{prefix}/proxy`. */
+  proxyPath: string;
+  evaluator: Evaluator;
+  features: FeatureRepository;
+  environment: string | undefined;
+  clientKeysHeaderName: string;
+  clientKeys: readonly string[];
+  /**
+   * False when the context needs more than the query and the socket address (context enrichers,
+   * `trustProxy`): every request then goes through Express.
+   */
+  enabled: boolean;
+  /** The middleware every response of the app passes, in app order (request metrics, CORS, compression). */
+  everyResponse: readonly RequestHandler[];
+  /** The app's error middleware, for an unexpected failure after the lane took the request. */
+  onError: ErrorRequestHandler;
+}
+
+type Handle = (req: IncomingMessage, res: ServerResponse, callback?: unknown) => void;
+
+/**
+ * `GET {prefix}/proxy` without Express's router: a request that the app would answer with a
+ * toggle list (ready, valid client key, well-formed query, app not mounted in another one) is
+ * answered here through the same middleware, context building, evaluator and response writer as
+ * the router's; every other request, including every error, goes to Express untouched.
+ */
+export function installFastLane(app: Express, options: FastLaneOptions): void {
+  if (!options.enabled) return;
+  const keyMatches = secretMatcher(options.clientKeys);
+  const target = app as unknown as { handle: Handle };
+  const handle = target.handle.bind(app);
+  target.handle = (req, res, callback) => {
+    if (!answer(req, res)) handle(req, res, callback);
+  };
+
+  function answer(raw: IncomingMessage, rawRes: ServerResponse): boolean {
+    if (raw.method !== 'GET') return false;
+    const url = raw.url ?? '';
+    const q = url.indexOf('?');
+    if ((q === -1 ? url : url.slice(0, q)) !== options.proxyPath) return false;
+    const req = raw as unknown as Request & { baseUrl?: string };
+    const res = rawRes as unknown as Response;
+    if (req.baseUrl) return false; // mounted in another app: route labels and paths are Express's
+    if (!options.features.isReady()) return false;
+    const key = keyFromHeader(raw.headers[options.clientKeysHeaderName]);
+    if (key === undefined || !keyMatches(key)) return false;
+    let clientPart;
+    try {
+      clientPart = contextFromQuery(parseQuery(q === -1 ? '' : url.slice(q + 1)));
+    } catch {
+      return false; // Express answers the 400
+    }
+    for (const middleware of options.everyResponse) {
+      let passed = false;
+      void middleware(req, res, (err?: unknown) => {
+        passed = err === undefined;
+      });
+      if (!passed) throw new Error('fast lane: a response middleware did not pass a GET on synchronously');
+    }
+    // The template the request metrics label this route with, as the router would assign it.
+    req.baseUrl = options.proxyPath;
+    (req as { route?: unknown }).route = { path: '/' };
+    try {
+      sendAnswer(
+        req,
+        res,
+        options.evaluator.answer({ kind: 'enabled' }, completeContext(clientPart, req, options.environment)),
+      );
+    } catch (err) {
+      req.res = res;
+      res.req = req;
+      Object.setPrototypeOf(req, app.request);
+      Object.setPrototypeOf(res, app.response);
+      options.onError(err, req, res, () => undefined);
+    }
+    return true;
+  }
+}
