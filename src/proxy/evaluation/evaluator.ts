@@ -48,6 +48,8 @@ interface Plan {
   readonly byName: Map<string, CompiledToggle>;
   /** The usage of every context-independent toggle, counted once per request listing all toggles. */
   readonly constantUsage: UsagePlan;
+  /** True when only the SDK's built-in strategies run: none of them changes the context. */
+  readonly builtInOnly: boolean;
   readonly cache: ResponseCache<CachedAnswer>;
   memoEntries: number;
 }
@@ -105,6 +107,8 @@ function usagePlan(toggles: readonly { name: string; outcome: Outcome }[]): Usag
  */
 export class Evaluator {
   private current: Plan | undefined;
+  /** The enhanced context and its key, per context object a caller passes again (the fast lane does). */
+  private readonly prepared = new WeakMap<Context, { enhanced: Context; key: string | undefined }>();
 
   constructor(
     private readonly features: FeatureRepository,
@@ -127,8 +131,14 @@ export class Evaluator {
       selectionKey = JSON.stringify(names);
     }
     const onlyEnabled = selection.kind === 'enabled';
-    const enhanced = fast.enhance(context);
-    const ctx = contextKey(enhanced);
+    let prepared = this.prepared.get(context);
+    if (!prepared) {
+      const enhanced = fast.enhance(context);
+      prepared = { enhanced, key: contextKey(enhanced) };
+      // Reused for the same context object only while no custom strategy (which could change it) runs.
+      if (plan.builtInOnly) this.prepared.set(context, prepared);
+    }
+    const { enhanced, key: ctx } = prepared;
     if (ctx === undefined) return this.evaluateAll(fast, plan, selection, toggles, enhanced, false);
     const key = `${selectionKey}\u0000${ctx}`;
     const cached = plan.cache.get(key);
@@ -138,6 +148,15 @@ export class Evaluator {
     }
     if (plan.cache.admit(key)) return this.evaluateAndCache(fast, plan, key, toggles, onlyEnabled, enhanced);
     return this.evaluateAll(fast, plan, selection, toggles, enhanced, true);
+  }
+
+  /**
+   * True when only the SDK's built-in strategies run for the current definitions: then nothing
+   * changes a context during evaluation, and a caller may pass the same context object again.
+   */
+  onlyBuiltInStrategies(): boolean {
+    const fast = this.features.fast?.();
+    return fast !== undefined && this.plan(fast).builtInOnly;
   }
 
   /** Toggles enabled for the context, sorted by name (one plain SDK evaluation each). */
@@ -179,6 +198,7 @@ export class Evaluator {
       toggles,
       byName: new Map(toggles.map((t) => [t.name, t])),
       constantUsage: usagePlan(constants),
+      builtInOnly: toggles.every((t) => t.cacheable),
       cache: new ResponseCache({
         maxBytes: this.options.cacheMaxBytes ?? 32 * 1024 * 1024,
         maxEntries: this.options.cacheMaxEntries ?? 10_000,

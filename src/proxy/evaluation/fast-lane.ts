@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
+import type { Context } from 'unleash-client';
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import { keyFromHeader, secretMatcher } from '../auth/client-key';
 import { completeContext, contextFromQuery } from '../context/build-context';
@@ -26,6 +27,9 @@ export interface FastLaneOptions {
   onError: ErrorRequestHandler;
 }
 
+/** Contexts remembered by socket address and query; cleared when full. */
+const MAX_CONTEXTS = 10_000;
+
 type Handle = (req: IncomingMessage, res: ServerResponse, callback?: unknown) => void;
 
 /**
@@ -37,6 +41,7 @@ type Handle = (req: IncomingMessage, res: ServerResponse, callback?: unknown) =>
 export function installFastLane(app: Express, options: FastLaneOptions): void {
   if (!options.enabled) return;
   const keyMatches = secretMatcher(options.clientKeys);
+  const contexts = new Map<string, Context>();
   const target = app as unknown as { handle: Handle };
   const handle = target.handle.bind(app);
   target.handle = (req, res, callback) => {
@@ -54,11 +59,25 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
     if (!options.features.isReady()) return false;
     const key = keyFromHeader(raw.headers[options.clientKeysHeaderName]);
     if (key === undefined || !keyMatches(key)) return false;
-    let clientPart;
-    try {
-      clientPart = contextFromQuery(parseQuery(q === -1 ? '' : url.slice(q + 1)));
-    } catch {
-      return false; // Express answers the 400
+    // The context is a function of the socket address and the query: one object per pair, reused
+    // while no custom strategy (which might change it) runs.
+    const reuse = options.evaluator.onlyBuiltInStrategies();
+    const contextKey = `${raw.socket.remoteAddress ?? ''}\u0000${q === -1 ? '' : url.slice(q + 1)}`;
+    let context = reuse ? contexts.get(contextKey) : undefined;
+    if (!context) {
+      try {
+        context = completeContext(
+          contextFromQuery(parseQuery(q === -1 ? '' : url.slice(q + 1))),
+          req,
+          options.environment,
+        );
+      } catch {
+        return false; // Express answers the 400
+      }
+      if (reuse) {
+        if (contexts.size >= MAX_CONTEXTS) contexts.clear();
+        contexts.set(contextKey, context);
+      }
     }
     for (const middleware of options.everyResponse) {
       let passed = false;
@@ -71,11 +90,7 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
     req.baseUrl = options.proxyPath;
     (req as { route?: unknown }).route = { path: '/' };
     try {
-      sendAnswer(
-        req,
-        res,
-        options.evaluator.answer({ kind: 'enabled' }, completeContext(clientPart, req, options.environment)),
-      );
+      sendAnswer(req, res, options.evaluator.answer({ kind: 'enabled' }, context));
     } catch (err) {
       req.res = res;
       res.req = req;
