@@ -2,6 +2,9 @@ import type { Server } from 'node:http';
 import { createApp, type ProxyApp } from './app';
 import type { ProxyOptions } from './config/types';
 
+/** How long requests in flight may take to finish on shutdown before connections are cut. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 export interface RunningProxy {
   app: ProxyApp;
   server: Server;
@@ -26,6 +29,8 @@ export async function start(
     stopping ??= new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeIdleConnections();
+      // Keep-alive clients that keep sending would hold the server open: cut them after a grace period.
+      setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
     }).then(() => app.close());
     return stopping;
   };

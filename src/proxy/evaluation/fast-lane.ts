@@ -79,17 +79,17 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
         contexts.set(contextKey, context);
       }
     }
-    for (const middleware of options.everyResponse) {
-      let passed = false;
-      void middleware(req, res, (err?: unknown) => {
-        passed = err === undefined;
-      });
-      if (!passed) throw new Error('fast lane: a response middleware did not pass a GET on synchronously');
-    }
-    // The template the request metrics label this route with, as the router would assign it.
-    req.baseUrl = options.proxyPath;
-    (req as { route?: unknown }).route = { path: '/' };
     try {
+      for (const middleware of options.everyResponse) {
+        let passed = false;
+        void middleware(req, res, (err?: unknown) => {
+          passed = err === undefined;
+        });
+        if (!passed) throw new Error('fast lane: a response middleware did not pass a GET on synchronously');
+      }
+      // The template the request metrics label this route with, as the router would assign it.
+      req.baseUrl = options.proxyPath;
+      (req as { route?: unknown }).route = { path: '/' };
       sendAnswer(req, res, options.evaluator.answer({ kind: 'enabled' }, context));
     } catch (err) {
       req.res = res;
