@@ -5,22 +5,13 @@ import { ConfigError } from '../../src/common/config/resolve';
 import { silentLogger, type Logger } from '../../src/common/logging/logger';
 import { PROXY_OPTIONS } from '../../src/proxy/config/options';
 import { parseConfig } from '../../src/proxy/config/parse-config';
+import { configProblems } from '../support/config-problems';
 
 const REQUIRED = {
   FLAGS_URL: 'http://upstream:4242/api',
   FLAGS_API_TOKEN: 'tok',
   FLAGS_PROXY_CLIENT_KEYS: 'k1,k2',
 };
-
-function problemsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('proxy configuration', () => {
   test('applies the defaults of spec 4.9 when only the required variables are set', () => {
@@ -57,7 +48,7 @@ describe('proxy configuration', () => {
   });
 
   test('names every missing required option and its variable in one line', () => {
-    const problems = problemsOf(() => parseConfig({ logger: silentLogger }, {}));
+    const problems = configProblems(() => parseConfig({ logger: silentLogger }, {}));
     expect(problems).toEqual([
       'Missing required configuration: flagsUrl (FLAGS_URL), flagsApiToken (FLAGS_API_TOKEN), clientKeys (FLAGS_PROXY_CLIENT_KEYS)',
     ]);
@@ -91,13 +82,15 @@ describe('proxy configuration', () => {
     ['FLAGS_URL', 'upstream:4242', 'Invalid FLAGS_URL="upstream:4242": must be'],
     ['CORS_MAX_AGE', 'long', 'Invalid CORS_MAX_AGE="long": must be a whole non-negative number'],
   ])('refuses %s=%s with a message naming the variable and the accepted form', (name, value, expected) => {
-    const problems = problemsOf(() => parseConfig({ logger: silentLogger }, { ...REQUIRED, [name]: value }));
+    const problems = configProblems(() =>
+      parseConfig({ logger: silentLogger }, { ...REQUIRED, [name]: value }),
+    );
     expect(problems).toHaveLength(1);
     expect(problems[0].startsWith(expected)).toBe(true);
   });
 
   test('never echoes the value of a secret that does not parse', () => {
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       parseConfig({ logger: silentLogger }, { ...REQUIRED, FLAGS_PROXY_CLIENT_KEYS: ' , ' }),
     );
     expect(problems).toEqual([

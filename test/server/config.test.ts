@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../../src/common/config/resolve';
 import { silentLogger } from '../../src/common/logging/logger';
 import {
   EXAMPLE_FEATURES_FILE,
@@ -10,18 +9,9 @@ import {
   serverEnvExample,
 } from '../../src/server';
 import { parseAdminTokenEntry } from '../../src/server/auth/admin-tokens';
+import { configProblems } from '../support/config-problems';
 
 const root = path.join(__dirname, '..', '..');
-
-function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('parseServerConfig', () => {
   it('uses the documented defaults when nothing is configured', () => {
@@ -90,7 +80,7 @@ describe('parseServerConfig', () => {
   });
 
   it('names every malformed variable together, without echoing secrets', () => {
-    const list = problems(() =>
+    const list = configProblems(() =>
       parseServerConfig(
         {},
         {
@@ -113,7 +103,7 @@ describe('parseServerConfig', () => {
 
   it('refuses a token listed as both a client and an admin token', () => {
     expect(
-      problems(() =>
+      configProblems(() =>
         parseServerConfig(
           { logger: silentLogger },
           { FLAGS_SERVER_CLIENT_TOKENS: 'same', FLAGS_SERVER_ADMIN_TOKENS: 'same' },

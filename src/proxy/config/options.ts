@@ -1,11 +1,9 @@
 import type { Strategy } from 'unleash-client';
 import * as p from '../../common/config/parsers';
+import { loggingOptions, passThrough } from '../../common/config/logging-options';
 import type { OptionSpec } from '../../common/config/resolve';
-import { LOG_LEVELS } from '../../common/logging/logger';
 import { basePath, corsOrigin, headerName, pluginList, tags, trustProxy } from './proxy-parsers';
 import type { ContextEnricher } from './types';
-
-const passThrough: p.Parser<unknown> = (v) => v;
 
 const isStrategy = (v: unknown): v is Strategy =>
   typeof v === 'object' &&
@@ -111,28 +109,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     parse: p.string,
     doc: 'Project id; only toggles of that project are known',
   },
-  {
-    key: 'logger',
-    env: [],
-    parse: passThrough,
-    codeOnly: true,
-    defaultDoc: '(simple logger)',
-    doc: 'Custom logger object with debug/info/warn/error/fatal methods (code only)',
-  },
-  {
-    key: 'useJsonLogger',
-    env: ['JSON_LOGGER'],
-    parse: p.boolean,
-    default: false,
-    doc: 'Default logger writes one-line JSON; no effect with a custom logger',
-  },
-  {
-    key: 'logLevel',
-    env: ['LOG_LEVEL'],
-    parse: p.oneOf(LOG_LEVELS),
-    default: 'warn',
-    doc: 'One of debug, info, warn, error, fatal',
-  },
+  ...loggingOptions('warn'),
   {
     key: 'customStrategies',
     env: ['FLAGS_CUSTOM_STRATEGIES_FILE'],

@@ -1,12 +1,10 @@
 import path from 'node:path';
 import * as p from '../../common/config/parsers';
 import { envExampleLines, optionsMarkdownTable } from '../../common/config/markdown';
+import { loggingOptions } from '../../common/config/logging-options';
 import type { OptionSpec } from '../../common/config/resolve';
-import { LOG_LEVELS } from '../../common/logging/logger';
 import { adminTokens } from '../auth/admin-tokens';
 import { packageRoot } from '../storage/package-root';
-
-const passThrough: p.Parser<unknown> = (v) => v;
 
 const postgresUrl: p.Parser<string> = (value) => {
   const s = p.string(value);
@@ -115,28 +113,7 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     secret: true,
     doc: 'Comma-separated admin tokens, each `token` (root role Admin) or `token:RoleName`, e.g. `tok2:Viewer`',
   },
-  {
-    key: 'logger',
-    env: [],
-    parse: passThrough,
-    codeOnly: true,
-    defaultDoc: '(simple logger)',
-    doc: 'Custom logger object with debug/info/warn/error/fatal methods (code only)',
-  },
-  {
-    key: 'logLevel',
-    env: ['LOG_LEVEL'],
-    parse: p.oneOf(LOG_LEVELS),
-    default: 'info',
-    doc: 'One of debug, info, warn, error, fatal',
-  },
-  {
-    key: 'useJsonLogger',
-    env: ['JSON_LOGGER'],
-    parse: p.boolean,
-    default: false,
-    doc: 'Default logger writes one-line JSON; no effect with a custom logger',
-  },
+  ...loggingOptions('info'),
 ];
 
 /** The README configuration table of flags-server, generated from SERVER_OPTIONS. */
