@@ -65,12 +65,9 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
   // Every response passes these, in this order (the evaluation fast lane's too).
-  const everyResponse = [
-    requestMetrics(metrics),
-    corsMiddleware(config.cors),
-    compression({ threshold: 1024 }),
-  ];
-  app.use(...everyResponse);
+  const everyResponse = [requestMetrics(metrics), corsMiddleware(config.cors)];
+  const bodyResponse = [compression({ threshold: 1024 })];
+  app.use(...everyResponse, ...bodyResponse);
   if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
   app.use(proxyPath, healthRouter(features));
   app.use(proxyPath, requireReady(features));
@@ -115,6 +112,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     clientKeys: config.clientKeys,
     enabled: enrichers.length === 0 && config.trustProxy === false,
     everyResponse,
+    bodyResponse,
     onError: errorMiddleware(config.logger),
   });
 

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import type { Context } from 'unleash-client';
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
+import { etagMatches } from '../../common/http/etag';
 import { keyFromHeader, secretMatcher } from '../auth/client-key';
 import { completeContext, contextFromQuery } from '../context/build-context';
 import type { FeatureRepository } from '../upstream/feature-repository';
@@ -21,8 +22,10 @@ export interface FastLaneOptions {
    * `trustProxy`): every request then goes through Express.
    */
   enabled: boolean;
-  /** The middleware every response of the app passes, in app order (request metrics, CORS, compression). */
+  /** The middleware every response of the app passes, in app order (request metrics, CORS). */
   everyResponse: readonly RequestHandler[];
+  /** The middleware that follows them for responses with a body (compression); a 304 skips it. */
+  bodyResponse: readonly RequestHandler[];
   /** The app's error middleware, for an unexpected failure after the lane took the request. */
   onError: ErrorRequestHandler;
 }
@@ -79,19 +82,34 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
         contexts.set(contextKey, context);
       }
     }
-    try {
-      for (const middleware of options.everyResponse) {
+    let passedMiddleware = false;
+    const pass = (middlewares: readonly RequestHandler[]) => {
+      for (const middleware of middlewares) {
         let passed = false;
         void middleware(req, res, (err?: unknown) => {
           passed = err === undefined;
         });
         if (!passed) throw new Error('fast lane: a response middleware did not pass a GET on synchronously');
       }
+    };
+    try {
+      const answer = options.evaluator.answer({ kind: 'enabled' }, context);
+      pass(options.everyResponse);
+      passedMiddleware = true;
+      // A 304 has no body, so compression would do nothing for it but wrap the response.
+      if (!etagMatches(raw.headers['if-none-match'], answer.etag)) pass(options.bodyResponse);
       // The template the request metrics label this route with, as the router would assign it.
       req.baseUrl = options.proxyPath;
       (req as { route?: unknown }).route = { path: '/' };
-      sendAnswer(req, res, options.evaluator.answer({ kind: 'enabled' }, context));
+      sendAnswer(req, res, answer);
     } catch (err) {
+      if (!passedMiddleware) {
+        try {
+          pass(options.everyResponse);
+        } catch {
+          /* answer the error without them */
+        }
+      }
       req.res = res;
       res.req = req;
       Object.setPrototypeOf(req, app.request);
