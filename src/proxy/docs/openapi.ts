@@ -184,15 +184,20 @@ function evaluationOperations(allEndpoint: boolean): { get: OperationObject; pos
 
 const accepted: Record<string, ResponseObject> = { '202': { description: 'Accepted' } };
 
-function metricsOperation(operationId: string, alias: boolean): OperationObject {
+/** A POST of a client SDK (metrics, registration): JSON body, 202, the standard errors. */
+function clientSdkPost(
+  operationId: string,
+  summary: string,
+  schema: string,
+  description?: string,
+): OperationObject {
   return {
     operationId,
     tags: ['Client SDKs'],
-    summary: alias ? 'Alias of POST /proxy/client/metrics' : 'Post usage metrics of a client SDK',
-    description:
-      'Counts are aggregated per app and forwarded to the upstream at `metricsInterval` under the client’s own `appName`. An invalid payload is a 400 and is not forwarded.',
+    summary,
+    ...(description ? { description } : {}),
     security: [{ clientKey: [] }, { serverSideToken: [] }],
-    requestBody: { required: true, content: jsonContent('ClientMetrics') },
+    requestBody: { required: true, content: jsonContent(schema) },
     responses: {
       ...accepted,
       ...errorResponses(
@@ -204,6 +209,15 @@ function metricsOperation(operationId: string, alias: boolean): OperationObject 
       ),
     },
   };
+}
+
+function metricsOperation(operationId: string, alias: boolean): OperationObject {
+  return clientSdkPost(
+    operationId,
+    alias ? 'Alias of POST /proxy/client/metrics' : 'Post usage metrics of a client SDK',
+    'ClientMetrics',
+    'Counts are aggregated per app and forwarded to the upstream at `metricsInterval` under the client’s own `appName`. An invalid payload is a 400 and is not forwarded.',
+  );
 }
 
 /**
@@ -268,23 +282,7 @@ export function buildOpenApi(
     '/proxy/client/metrics': { post: metricsOperation('postClientMetrics', false) },
     '/proxy/all/client/metrics': { post: metricsOperation('postClientMetricsAll', true) },
     '/proxy/client/register': {
-      post: {
-        operationId: 'postClientRegister',
-        tags: ['Client SDKs'],
-        summary: 'Register a client SDK instance',
-        security: [{ clientKey: [] }, { serverSideToken: [] }],
-        requestBody: { required: true, content: jsonContent('ClientRegistration') },
-        responses: {
-          ...accepted,
-          ...errorResponses(
-            'ValidationError',
-            'AuthenticationRequired',
-            'PayloadTooLarge',
-            'ContentTypeError',
-            'NotReady',
-          ),
-        },
-      },
+      post: clientSdkPost('postClientRegister', 'Register a client SDK instance', 'ClientRegistration'),
     },
     '/proxy/client/features': {
       get: {
