@@ -482,3 +482,52 @@ describe('CORS', () => {
     expect(res.headers['access-control-allow-origin']).toBe('*');
   });
 });
+
+describe('robustness', () => {
+  test('a flood of malformed requests leaves the proxy answering correctly', async () => {
+    const app = await proxy({ maxBodySize: 2048 });
+    const server = app.listen(0);
+    const { port } = server.address() as { port: number };
+    const base = `http://127.0.0.1:${port}/proxy`;
+    const json = { Authorization: CLIENT_KEY, 'Content-Type': 'application/json' };
+    const bad: Array<() => Promise<Response>> = [
+      () => fetch(base, { method: 'POST', headers: json, body: '{"context": [' }),
+      () =>
+        fetch(base, {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ context: { properties: { a: { b: 1 } } } }),
+        }),
+      () => fetch(base, { method: 'POST', headers: json, body: 'x'.repeat(5000) }),
+      () =>
+        fetch(base, {
+          method: 'POST',
+          headers: { Authorization: CLIENT_KEY, 'Content-Type': 'text/xml' },
+          body: '<a/>',
+        }),
+      () => fetch(`${base}?userId=a&userId=b`, { headers: { Authorization: CLIENT_KEY } }),
+      () => fetch(base, { method: 'POST', headers: { Authorization: CLIENT_KEY } }),
+      () => fetch(base, { headers: { Authorization: 'x'.repeat(4000) } }),
+      () => fetch(`${base}/all`, { method: 'POST', headers: json, body: 'null' }),
+    ];
+    try {
+      const statuses = new Set<number>();
+      for (let round = 0; round < 25; round++) {
+        const answers = await Promise.all(bad.map((send) => send()));
+        for (const res of answers) {
+          statuses.add(res.status);
+          const body = (await res.json()) as { name: string };
+          expect(typeof body.name).toBe('string');
+        }
+      }
+      expect([...statuses].every((s) => s >= 400 && s < 500)).toBe(true);
+      const good = await fetch(`${base}?userId=alice`, { headers: { Authorization: CLIENT_KEY } });
+      expect(good.status).toBe(200);
+      expect(
+        ((await good.json()) as { toggles: Array<{ name: string }> }).toggles.map((t) => t.name),
+      ).toContain('for-alice');
+    } finally {
+      server.close();
+    }
+  });
+});
