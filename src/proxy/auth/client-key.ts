@@ -1,8 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { AuthenticationRequired } from '../../common/errors/http-errors';
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
+// One-shot hashing: no Hash object per request on the hot path.
+const digest = (value: string): Buffer => hash('sha256', value, 'buffer');
 
 /** Constant-time membership test of a secret in a list of secrets. */
 export function secretMatcher(secrets: readonly string[]): (candidate: string) => boolean {
