@@ -3,7 +3,6 @@ import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { Logger } from '../../src/common/logging/logger';
 import { silentLogger } from '../../src/common/logging/logger';
 import { createApp, type ProxyApp } from '../../src/proxy/app';
 import type { ProxyOptions } from '../../src/proxy/config/types';
@@ -21,24 +20,7 @@ export const CLIENT_KEY = 'e2e-client-key';
 export const REFRESH_INTERVAL = 200;
 export const WATCH_INTERVAL = 100;
 
-export interface LogLine {
-  level: keyof Logger;
-  msg: string;
-}
-
-/** A logger that keeps every line, for assertions on what a program reported. */
-export function capturingLogger(): Logger & { lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const at = (level: keyof Logger) => (msg: string) => void lines.push({ level, msg });
-  return {
-    lines,
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    fatal: at('fatal'),
-  };
-}
+export { capturingLogger, type LogLine } from '../support/logger';
 
 /** A private copy of the example features file in a fresh temporary folder. */
 export async function copyOfExampleFeatures(): Promise<{ file: string; remove(): Promise<void> }> {

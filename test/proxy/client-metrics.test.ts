@@ -8,6 +8,7 @@ import { silentLogger } from '../../src/common/logging/logger';
 import { UsageAggregator, type DropReason } from '../../src/proxy/client-metrics/usage-aggregator';
 import { sampleFeatures } from '../support/fixtures';
 import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
+import { listenOnLoopback } from '../support/listen';
 import { TestUpstream, type CapturedRequest } from '../support/upstream';
 
 interface ForwardedBucket {
@@ -32,11 +33,9 @@ async function proxy(options: Parameters<typeof readyProxyFor>[1] = {}): Promise
 }
 
 async function listen(app: ProxyApp): Promise<string> {
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  const { server, url } = await listenOnLoopback(app);
   servers.push(server);
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return url;
 }
 
 const now = Date.now();

@@ -6,12 +6,10 @@
  * equal one count per evaluated toggle per request.
  */
 import fc from 'fast-check';
-import http, { type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { Unleash, type Context } from 'unleash-client';
-import type { ProxyApp } from '../../src/proxy/app';
 import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
+import { listenOnLoopback } from '../support/listen';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 
 jest.setTimeout(60_000);
@@ -345,12 +343,6 @@ interface Counts {
   variants: Record<string, number>;
 }
 
-async function listen(app: ProxyApp): Promise<{ server: Server; url: string }> {
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
 async function plainClient(upstream: TestUpstream): Promise<Unleash> {
   const plain = new Unleash({
     url: upstream.url,
@@ -370,7 +362,7 @@ async function runScenario(features: Feature[], contexts: ClientContext[], steps
   const payload: FeaturesPayload = { version: 2, features, segments: SEGMENTS };
   const upstream = await new TestUpstream(payload).start();
   const app = await readyProxyFor(upstream, { flagsAppName: APP_NAME, enableAllEndpoint: true });
-  const { server, url } = await listen(app);
+  const { server, url } = await listenOnLoopback(app);
   const plain = await plainClient(upstream);
   const byName = new Map(features.map((f) => [f.name, f]));
   const sortedNames = features.map((f) => f.name).sort();

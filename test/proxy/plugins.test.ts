@@ -5,10 +5,10 @@ import request from 'supertest';
 import { Strategy, type Context } from 'unleash-client';
 import type { ProxyApp } from '../../src/proxy/app';
 import { ConfigError } from '../../src/common/config/resolve';
-import type { Logger } from '../../src/common/logging/logger';
 import { loadEnrichers, loadStrategies } from '../../src/proxy/plugins/load-plugins';
 import { CLIENT_KEY, proxyFor, readyProxyFor } from '../support/proxy';
 import { type FeaturesPayload, TestUpstream } from '../support/upstream';
+import { capturingLogger } from '../support/logger';
 
 const PLAN_STRATEGY = 'examples/strategies/plan-strategy.js';
 const COUNTRY_ENRICHER = 'examples/enrichers/country-enricher.js';
@@ -37,19 +37,6 @@ function features(): FeaturesPayload {
 }
 
 /** Records every line logged, by level. */
-function recordingLogger(): Logger & { lines: Array<{ level: string; msg: string }> } {
-  const lines: Array<{ level: string; msg: string }> = [];
-  const at = (level: string) => (msg: string) => void lines.push({ level, msg });
-  return {
-    lines,
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    fatal: at('fatal'),
-  };
-}
-
 class ExplodingStrategy extends Strategy {
   calls = 0;
   constructor() {
@@ -112,7 +99,7 @@ describe('custom strategies and context enrichers', () => {
             flagsUrl: upstream.url,
             flagsApiToken: upstream.token,
             clientKeys: [CLIENT_KEY],
-            logger: recordingLogger(),
+            logger: capturingLogger(),
           },
           { FLAGS_CUSTOM_STRATEGIES_FILE: `${PLAN_STRATEGY}, ${other}` },
         ),
@@ -128,7 +115,7 @@ describe('custom strategies and context enrichers', () => {
 
     it('a throwing strategy answers that toggle disabled, logs rate-limited, and the next request succeeds', async () => {
       const exploding = new ExplodingStrategy();
-      const logger = recordingLogger();
+      const logger = capturingLogger();
       const app = track(await readyProxyFor(upstream, { customStrategies: [exploding], logger }));
       for (let i = 0; i < 3; i += 1) {
         const res = await request(app)
@@ -189,7 +176,7 @@ describe('custom strategies and context enrichers', () => {
 
     it('a throwing enricher makes that request a 500 InternalError and the proxy keeps serving', async () => {
       let fail = true;
-      const logger = recordingLogger();
+      const logger = capturingLogger();
       const app = track(
         await readyProxyFor(upstream, {
           logger,

@@ -1,11 +1,11 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { InMemStorageProvider, Unleash } from 'unleash-client';
 import type { ProxyApp } from '../../src/proxy/app';
 import { sampleFeatures } from '../support/fixtures';
 import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
+import { listenOnLoopback } from '../support/listen';
 import { TestUpstream } from '../support/upstream';
 
 const SERVER_TOKEN = 'server-sdk-token-1';
@@ -25,11 +25,9 @@ async function proxy(options: Parameters<typeof readyProxyFor>[1] = {}): Promise
 }
 
 async function listen(app: ProxyApp): Promise<string> {
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  const { server, url } = await listenOnLoopback(app);
   servers.push(server);
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return url;
 }
 
 function serverSdk(

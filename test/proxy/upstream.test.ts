@@ -1,8 +1,8 @@
 import request from 'supertest';
 import type { ProxyApp } from '../../src/proxy/app';
-import type { Logger } from '../../src/common/logging/logger';
 import { sampleFeatures } from '../support/fixtures';
 import { CLIENT_KEY, proxyFor, readyProxyFor, waitFor } from '../support/proxy';
+import { capturingLogger } from '../support/logger';
 import { TestUpstream } from '../support/upstream';
 
 const upstreams: TestUpstream[] = [];
@@ -12,23 +12,6 @@ async function upstreamWith(payload = sampleFeatures()): Promise<TestUpstream> {
   const upstream = await new TestUpstream(payload).start();
   upstreams.push(upstream);
   return upstream;
-}
-
-function capture(): { logger: Logger; lines: Array<{ level: string; msg: string }> } {
-  const lines: Array<{ level: string; msg: string }> = [];
-  const at = (level: string) => (msg: string) => {
-    lines.push({ level, msg });
-  };
-  return {
-    logger: {
-      debug: at('debug'),
-      info: at('info'),
-      warn: at('warn'),
-      error: at('error'),
-      fatal: at('fatal'),
-    },
-    lines,
-  };
 }
 
 const track = (app: ProxyApp) => {
@@ -114,7 +97,8 @@ describe('upstream faults', () => {
   test('a rejected token is logged at error level naming the URL, never the token', async () => {
     const upstream = await upstreamWith();
     upstream.token = 'the-real-token';
-    const { logger, lines } = capture();
+    const logger = capturingLogger();
+    const { lines } = logger;
     const app = track(proxyFor(upstream, { flagsApiToken: 'wrong-secret-token', logger }));
     await waitFor(() => lines.some((l) => l.level === 'error'));
     const error = lines.find((l) => l.level === 'error');

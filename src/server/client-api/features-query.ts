@@ -6,7 +6,7 @@ import type { FeatureDefinition, SegmentDefinition } from '../features/schema';
 /** The filters of `GET /api/client/features`. */
 export interface FeatureFilter {
   namePrefix?: string;
-  /** `type:value` pairs; a feature matches when it has any of them. */
+  /** `type:value` pairs; a feature matches when it has at least one of them. */
   tags: Array<{ type: string; value: string }>;
   /** A feature matches when it belongs to any of these projects. */
   projects: string[];
