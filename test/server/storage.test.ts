@@ -110,6 +110,7 @@ describe.each(backends())('a server on $name whose database goes away', (backend
   });
 });
 
+// Needs a real PostgreSQL to kill connections on (pg_terminate_backend); .ci/run always sets TEST_DATABASE_URL, so CI runs it.
 const pgUrl = process.env.TEST_DATABASE_URL;
 (pgUrl ? describe : describe.skip)('a server on PostgreSQL whose connections are killed', () => {
   it('survives the lost connections and answers again once PostgreSQL is back', async () => {
