@@ -26,6 +26,8 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   non2xx: number;
+  /** CPU time (user + system, µs) the load generator itself used during the run. */
+  cpuMicros: number;
 }
 
 export function runLoad(job: LoadJob): Promise<LoadResult> {
@@ -45,6 +47,7 @@ export function runLoad(job: LoadJob): Promise<LoadResult> {
         }
       : {}),
   };
+  const cpuBefore = process.cpuUsage();
   return new Promise((resolve, reject) => {
     autocannon(
       {
@@ -60,7 +63,9 @@ export function runLoad(job: LoadJob): Promise<LoadResult> {
           reject(err);
           return;
         }
+        const cpu = process.cpuUsage(cpuBefore);
         resolve({
+          cpuMicros: cpu.user + cpu.system,
           rps: result.requests.average,
           p50: result.latency.p50,
           p99: result.latency.p99,

@@ -6,7 +6,8 @@
  * ceiling is a bare `node:http` child answering the proxy's own bytes; autocannon runs in a third
  * child. Environment overrides: BENCH_DURATION (s per cell, default 3), BENCH_SIZES (default
  * 20,200,2000), BENCH_CONNECTIONS (default 32), BENCH_UNIQUE_REQUESTS (default 100000),
- * BENCH_MEMORY_FLAGS (default 10000), BENCH_SKIP_MEMORY=1.
+ * BENCH_MEMORY_FLAGS (default 10000), BENCH_SKIP_MEMORY=1, BENCH_SCENARIOS (comma-separated parts of
+ * scenario names, e.g. `304,repeated`).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -24,6 +25,10 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const UNIQUE_REQUESTS = Number(process.env.BENCH_UNIQUE_REQUESTS ?? 100_000);
 const MEMORY_FLAGS = Number(process.env.BENCH_MEMORY_FLAGS ?? 10_000);
 const SKIP_MEMORY = process.env.BENCH_SKIP_MEMORY === '1';
+/** Extra node arguments for the proxy process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
+const PROXY_NODE_ARGS = (process.env.BENCH_PROXY_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+/** Comma-separated substrings; only scenarios whose name contains one of them run. */
+const ONLY = (process.env.BENCH_SCENARIOS ?? '').split(',').filter((s) => s.trim() !== '');
 const TOKEN = 'bench-upstream-token';
 const CLIENT_KEY = 'bench-client-key';
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -160,7 +165,7 @@ async function startProxy(upstreamPort: number): Promise<ProxyChild> {
     NODE_ENV: 'production',
   });
   const child = track(
-    spawn(process.execPath, [path.join(ROOT, 'dist/src/bin/flags-proxy.js')], {
+    spawn(process.execPath, [...PROXY_NODE_ARGS, path.join(ROOT, 'dist/src/bin/flags-proxy.js')], {
       env,
       stdio: ['ignore', 'inherit', 'inherit'],
     }),
@@ -211,6 +216,29 @@ function load(job: LoadJob): Promise<LoadResult> {
     });
     child.send(job);
   });
+}
+
+/** CPU time (user + system) a process has used so far, in µs, from /proc (Linux). */
+function cpuMicros(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // After "pid (comm) ": state is field 0, utime field 11, stime field 12, in clock ticks.
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+const CLOCK_TICKS = 100;
+
+/** Runs a load job and measures the CPU the server process used meanwhile. */
+async function measured(job: LoadJob, serverPid: number): Promise<Measured> {
+  const before = cpuMicros(serverPid);
+  const result = await load(job);
+  return { ...result, serverCpuMicros: cpuMicros(serverPid) - before };
+}
+
+interface Measured extends LoadResult {
+  serverCpuMicros: number;
 }
 
 function rssMb(pid: number): number {
@@ -290,32 +318,32 @@ function scenarios(features: BenchFeatures): Scenario[] {
 interface Row {
   n: number;
   scenario: string;
-  proxy: LoadResult;
-  ceiling: LoadResult;
+  proxy: Measured;
+  ceiling: Measured;
   bytes: number;
   status: number;
 }
 
 async function measureCell(
-  proxyPort: number,
-  ceilingPort: number,
+  proxy: ProxyChild,
+  ceiling: { port: number; child: ChildProcess },
   scenario: Scenario,
   n: number,
 ): Promise<Row> {
   const headers = { ...scenario.headers };
   if (scenario.name.includes('304')) {
-    const first = await request(proxyPort, 'GET', scenario.path, scenario.headers);
+    const first = await request(proxy.port, 'GET', scenario.path, scenario.headers);
     headers['if-none-match'] = first.headers.etag ?? '';
   }
   const sample = await request(
-    proxyPort,
+    proxy.port,
     scenario.method,
     scenario.samplePath ?? scenario.path,
     headers,
     scenario.body,
   );
   await request(
-    ceilingPort,
+    ceiling.port,
     'PUT',
     '/__ceiling',
     { 'content-type': 'application/json' },
@@ -331,16 +359,25 @@ async function measureCell(
     duration,
     uniqueContexts: scenario.uniqueContexts,
   });
-  await load(job(proxyPort, 1)); // warm-up: JIT and caches, not measured
-  const proxy = await load(job(proxyPort, DURATION));
-  const ceiling = await load(job(ceilingPort, DURATION));
-  return { n, scenario: scenario.name, proxy, ceiling, bytes: sample.body.length, status: sample.status };
+  await load(job(proxy.port, 1)); // warm-up: JIT and caches, not measured
+  return {
+    n,
+    scenario: scenario.name,
+    proxy: await measured(job(proxy.port, DURATION), proxy.child.pid ?? 0),
+    ceiling: await measured(job(ceiling.port, DURATION), ceiling.child.pid ?? 0),
+    bytes: sample.body.length,
+    status: sample.status,
+  };
 }
 
 function fmt(row: Row): string {
   const ratio = row.ceiling.rps > 0 ? (100 * row.proxy.rps) / row.ceiling.rps : 0;
   const errors = row.proxy.errors + row.proxy.timeouts;
-  return `| ${row.n} | ${row.scenario} | ${row.status} ${row.bytes} B | ${Math.round(row.proxy.rps)} | ${row.proxy.p50} | ${row.proxy.p99} | ${Math.round(row.ceiling.rps)} | ${ratio.toFixed(1)}% |${errors ? ` ${errors} errors` : ''}`;
+  const perRequest = (micros: number, result: Measured) =>
+    result.requests > 0 && Number.isFinite(micros) ? (micros / result.requests).toFixed(0) : '?';
+  const server = `${perRequest(row.proxy.serverCpuMicros, row.proxy)} / ${perRequest(row.ceiling.serverCpuMicros, row.ceiling)}`;
+  const loader = `${perRequest(row.proxy.cpuMicros, row.proxy)} / ${perRequest(row.ceiling.cpuMicros, row.ceiling)}`;
+  return `| ${row.n} | ${row.scenario} | ${row.status} ${row.bytes} B | ${Math.round(row.proxy.rps)} | ${row.proxy.p50} | ${row.proxy.p99} | ${Math.round(row.ceiling.rps)} | ${ratio.toFixed(1)}% | ${server} | ${loader} |${errors ? ` ${errors} errors` : ''}`;
 }
 
 async function memory(upstream: BenchUpstream): Promise<string[]> {
@@ -394,8 +431,10 @@ async function main(): Promise<void> {
   const upstream = new BenchUpstream();
   await upstream.start();
   const ceiling = await startCeiling();
-  console.log('| N | scenario | answer | req/s | p50 ms | p99 ms | ceiling req/s | of ceiling |');
-  console.log('|---:|---|---|---:|---:|---:|---:|---:|');
+  console.log(
+    '| N | scenario | answer | req/s | p50 ms | p99 ms | ceiling req/s | of ceiling | server CPU µs/req (proxy / ceiling) | load-gen CPU µs/req (proxy / ceiling) |',
+  );
+  console.log('|---:|---|---|---:|---:|---:|---:|---:|---:|---:|');
   try {
     for (const n of SIZES) {
       const features = generateFeatures(n);
@@ -403,7 +442,8 @@ async function main(): Promise<void> {
       const proxy = await startProxy(upstream.port);
       try {
         for (const scenario of scenarios(features)) {
-          console.log(fmt(await measureCell(proxy.port, ceiling.port, scenario, n)));
+          if (ONLY.length > 0 && !ONLY.some((part) => scenario.name.includes(part.trim()))) continue;
+          console.log(fmt(await measureCell(proxy, ceiling, scenario, n)));
         }
       } finally {
         await stopChild(proxy.child);
