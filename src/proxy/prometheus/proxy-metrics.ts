@@ -1,7 +1,6 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { FeatureRepository } from '../upstream/feature-repository';
-
-type RequestLabels = 'method' | 'route' | 'status';
+import { RequestSeries } from './request-series';
 
 /** What the client-usage metrics report about themselves; kept as a shape to avoid an import cycle. */
 export interface ClientUsageSource {
@@ -16,8 +15,8 @@ export interface ClientUsageSource {
  */
 export class ProxyMetrics {
   readonly registry = new Registry();
-  readonly requests: Counter<RequestLabels>;
-  readonly requestDuration: Histogram<RequestLabels>;
+  /** Requests by method, route template and status, with their durations. */
+  readonly requestSeries: RequestSeries;
   private readonly clientUsageDropped: Counter<'reason'>;
   private readonly clientUsageForwards: Counter<'path' | 'result'>;
   private clientUsage: ClientUsageSource | undefined;
@@ -71,19 +70,11 @@ export class ProxyMetrics {
         this.inc(features.stats.fetchErrors);
       },
     });
-    this.requests = new Counter({
-      name: 'flags_proxy_http_requests_total',
-      help: 'HTTP requests answered, by method, route template and status',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-    });
-    this.requestDuration = new Histogram({
-      name: 'flags_proxy_http_request_duration_seconds',
-      help: 'Time to answer HTTP requests, by method, route template and status',
-      labelNames: ['method', 'route', 'status'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers,
-    });
+    this.requestSeries = new RequestSeries(
+      { requests: 'flags_proxy_http_requests_total', duration: 'flags_proxy_http_request_duration_seconds' },
+      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    );
+    this.requestSeries.register(this.registry);
     const usage = () => this.clientUsage;
     new Gauge({
       name: 'flags_proxy_client_usage_entries',
