@@ -8,6 +8,7 @@ import type { ProxyConfig, ProxyOptions } from './config/types';
 import { requireKey } from './auth/client-key';
 import { ClientUsage } from './client-metrics/client-usage';
 import { clientMetricsRouter } from './client-metrics/router';
+import { CorsHeaderMemo } from './cors/cors-headers';
 import { corsMiddleware } from './cors/cors-middleware';
 import { docsRouter } from './docs/router';
 import { Evaluator } from './evaluation/evaluator';
@@ -16,7 +17,7 @@ import { evaluationRouter } from './evaluation/router';
 import { healthRouter } from './health/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
-import { requestMetrics } from './prometheus/request-metrics';
+import { RequestMetrics } from './prometheus/request-metrics';
 import { prometheusRouter } from './prometheus/router';
 import { requireReady } from './readiness/require-ready';
 import { serverSdkRouter } from './server-sdk/router';
@@ -65,7 +66,9 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
   // Every response passes these, in this order (the evaluation fast lane's too).
-  const everyResponse = [requestMetrics(metrics), corsMiddleware(config.cors)];
+  const requestMetrics = new RequestMetrics(metrics.requestSeries);
+  const cors = corsMiddleware(config.cors);
+  const everyResponse = [requestMetrics.middleware, cors];
   const bodyResponse = [compression({ threshold: 1024 })];
   app.use(...everyResponse, ...bodyResponse);
   if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
@@ -111,6 +114,8 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     clientKeysHeaderName: config.clientKeysHeaderName,
     clientKeys: config.clientKeys,
     enabled: enrichers.length === 0 && config.trustProxy === false,
+    requestMetrics,
+    cors: new CorsHeaderMemo(cors),
     everyResponse,
     bodyResponse,
     onError: errorMiddleware(config.logger),

@@ -13,6 +13,7 @@ export function weakEtag(body: string | Buffer): string {
  */
 export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
+  if (ifNoneMatch === etag) return true; // what clients send back almost always
   const strip = (tag: string) => tag.trim().replace(/^W\//, '');
   const wanted = strip(etag);
   return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || strip(tag) === wanted);
