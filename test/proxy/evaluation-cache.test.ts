@@ -255,4 +255,18 @@ describe('the response cache', () => {
     cache.set('huge', { bytes: 5_000 });
     expect(cache.get('huge')).toBeUndefined();
   });
+
+  test('evicts the oldest entry that was not read since eviction last passed it (second chance)', () => {
+    const cache = new ResponseCache<{ bytes: number }>({ maxBytes: 1_000_000, maxEntries: 3, maxSeen: 100 });
+    cache.set('a', { bytes: 1 });
+    cache.set('b', { bytes: 1 });
+    cache.set('c', { bytes: 1 });
+    expect(cache.get('a')).toBeDefined(); // read: survives the next eviction
+    cache.set('d', { bytes: 1 });
+    expect(['a', 'b', 'c', 'd'].map((k) => cache.get(k) !== undefined)).toEqual([true, false, true, true]);
+    // every entry read: one round clears the flags, then the oldest goes, and the bounds hold
+    cache.set('e', { bytes: 1 });
+    expect(cache.size).toBe(3);
+    expect(cache.get('e')).toBeDefined();
+  });
 });

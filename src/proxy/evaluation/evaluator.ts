@@ -62,6 +62,14 @@ interface Tracked {
   readonly validUntil: number;
 }
 
+/** A context made ready for evaluation: enhanced by the SDK's static context, and its cache keys. */
+interface Prepared {
+  readonly enhanced: Context;
+  /** The canonical context; undefined when the context cannot be cached (a non-string value). */
+  readonly key: string | undefined;
+  readonly cacheKeys: { enabled?: string; all?: string };
+}
+
 const FALLBACK = Object.freeze({ name: 'disabled', enabled: false });
 const ALWAYS = { validFrom: -Infinity, validUntil: Infinity } as const;
 
@@ -108,7 +116,7 @@ function usagePlan(toggles: readonly { name: string; outcome: Outcome }[]): Usag
 export class Evaluator {
   private current: Plan | undefined;
   /** The enhanced context and its key, per context object a caller passes again (the fast lane does). */
-  private readonly prepared = new WeakMap<Context, { enhanced: Context; key: string | undefined }>();
+  private readonly prepared = new WeakMap<Context, Prepared>();
 
   constructor(
     private readonly features: FeatureRepository,
@@ -134,13 +142,17 @@ export class Evaluator {
     let prepared = this.prepared.get(context);
     if (!prepared) {
       const enhanced = fast.enhance(context);
-      prepared = { enhanced, key: contextKey(enhanced) };
+      prepared = { enhanced, key: contextKey(enhanced), cacheKeys: {} };
       // Reused for the same context object only while no custom strategy (which could change it) runs.
       if (plan.builtInOnly) this.prepared.set(context, prepared);
     }
     const { enhanced, key: ctx } = prepared;
     if (ctx === undefined) return this.evaluateAll(fast, plan, selection, toggles, enhanced, false);
-    const key = `${selectionKey}\u0000${ctx}`;
+    // The same string object each time for a prepared context: its hash is computed once.
+    const key =
+      selection.kind === 'named'
+        ? `${selectionKey}\u0000${ctx}`
+        : (prepared.cacheKeys[selection.kind] ??= `${selectionKey}\u0000${ctx}`);
     const cached = plan.cache.get(key);
     if (cached) {
       if (inWindow(cached)) return this.fromCache(fast, cached, enhanced);

@@ -11,12 +11,20 @@ export interface ResponseCacheOptions {
   maxSeen: number;
 }
 
+/** An entry and whether it was read since eviction last passed over it. */
+interface Slot<V> {
+  readonly value: V;
+  referenced: boolean;
+}
+
 /**
- * A bounded LRU keyed by strings, with a doorkeeper: a key is worth caching only when it was seen
- * before, so a stream of one-off contexts neither churns the cache nor grows memory.
+ * A bounded cache keyed by strings, with a doorkeeper: a key is worth caching only when it was seen
+ * before, so a stream of one-off contexts neither churns the cache nor grows memory. Eviction is
+ * second-chance (CLOCK), an approximation of LRU whose hit costs one lookup and a flag: the oldest
+ * entry goes unless it was read since eviction last passed it, in which case it moves to the back.
  */
 export class ResponseCache<V extends Sized> {
-  private readonly entries = new Map<string, V>();
+  private readonly entries = new Map<string, Slot<V>>();
   private seen = new Set<string>();
   private bytes = 0;
 
@@ -31,11 +39,10 @@ export class ResponseCache<V extends Sized> {
   }
 
   get(key: string): V | undefined {
-    const value = this.entries.get(key);
-    if (value === undefined) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    return value;
+    const slot = this.entries.get(key);
+    if (slot === undefined) return undefined;
+    slot.referenced = true;
+    return slot.value;
   }
 
   /** Records a sighting of the key; true when it had been seen before (worth caching now). */
@@ -49,19 +56,28 @@ export class ResponseCache<V extends Sized> {
   set(key: string, value: V): void {
     if (value.bytes > this.options.maxBytes / 8) return;
     this.delete(key);
-    this.entries.set(key, value);
+    this.entries.set(key, { value, referenced: false });
     this.bytes += value.bytes;
     while (this.bytes > this.options.maxBytes || this.entries.size > this.options.maxEntries) {
-      const oldest = this.entries.keys().next();
+      const oldest = this.entries.entries().next();
       if (oldest.done) break;
-      this.delete(oldest.value);
+      const [oldestKey, slot] = oldest.value;
+      if ((slot.referenced || oldestKey === key) && this.entries.size > 1) {
+        // A read entry, or the one being added, moves to the back with its flag cleared: one round
+        // clears every flag, so the loop ends within it.
+        slot.referenced = false;
+        this.entries.delete(oldestKey);
+        this.entries.set(oldestKey, slot);
+      } else {
+        this.delete(oldestKey);
+      }
     }
   }
 
   delete(key: string): void {
-    const value = this.entries.get(key);
-    if (value === undefined) return;
+    const slot = this.entries.get(key);
+    if (slot === undefined) return;
     this.entries.delete(key);
-    this.bytes -= value.bytes;
+    this.bytes -= slot.value.bytes;
   }
 }
