@@ -26,8 +26,8 @@ export interface CompiledToggle {
   /** Outcomes seen so far, by variant name; reused when flags and payload object are the same. */
   readonly outcomes: Map<string, KnownOutcome[]>;
   /**
-   * The context fields its evaluation reads (sorted), when they are few-valued ones (not userId,
-   * sessionId or remoteAddress) and only built-in code runs: its results are then remembered per
+   * The context fields its evaluation reads (sorted), when they are few-valued ones (not userId or
+   * sessionId; remoteAddress is allowed) and only built-in code runs: its results are then remembered per
    * combination of their values in `memo`.
    */
   readonly inputs: readonly string[] | undefined;
@@ -78,6 +78,11 @@ export function outcomeOf(toggle: CompiledToggle, result: SdkVariant): Outcome {
 
 /** Context fields whose values differ per user or device: remembering results by them would not pay. */
 const PER_USER = new Set(['userId', 'sessionId', 'remoteAddress']);
+/**
+ * Of those, the ones a toggle's memo still keys by: many users share an address (offices, NAT,
+ * mobile carriers), and an IP strategy's address-list parsing is the costliest built-in check.
+ */
+const SHARED_PER_USER = new Set(['remoteAddress']);
 
 /** The fields a variant selection with this stickiness reads. */
 function seedFields(stickiness: string | undefined, into: Set<string>): void {
@@ -144,7 +149,13 @@ function memoInputs(features: readonly FeatureInterface[], fast: FastEvaluation)
   const fields = inputsOf(features, fast);
   if (!fields) return undefined;
   for (const f of fields) {
-    if (PER_USER.has(f) || f === 'properties' || f === '__proto__' || f in Object.prototype) return undefined;
+    if (
+      (PER_USER.has(f) && !SHARED_PER_USER.has(f)) ||
+      f === 'properties' ||
+      f === '__proto__' ||
+      f in Object.prototype
+    )
+      return undefined;
   }
   return [...fields].sort();
 }

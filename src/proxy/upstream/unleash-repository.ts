@@ -69,6 +69,15 @@ class ProxyUnleash extends Unleash {
 
 /** Usage plans counted but not yet added to the SDK's bucket; bounded, flushed before every send. */
 const MAX_PENDING_PLANS = 1024;
+/** Toggle names with counts waiting for the SDK's bucket; more are flushed first. */
+const MAX_PENDING_NAMES = 10_000;
+
+/** What `count` calls for one toggle add up to, until they reach the SDK's bucket. */
+interface PendingCount {
+  yes: number;
+  no: number;
+  variants: Map<string, number>;
+}
 
 export interface UnleashRepositoryOptions {
   config: ProxyConfig;
@@ -90,6 +99,8 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private readonly customStrategies: readonly Strategy[];
   private readonly metrics: SdkMetrics | undefined;
   private readonly pendingUsage = new Map<UsagePlan, number>();
+  /** Counts of evaluated toggles not yet added to the SDK's bucket, by toggle name. */
+  private readonly pendingCounts = new Map<string, PendingCount>();
   private readonly fastEvaluation: FastEvaluation;
   private readonly repository: GuardedRepository;
   private readonly logger: Logger;
@@ -277,8 +288,21 @@ export class UnleashFeatureRepository implements FeatureRepository {
       resolve: (name, enhanced) => client.forceGetVariant(name, enhanced),
       failed: (name, err) => this.failed(name, this.repository.getToggle(name), err),
       count: (name, enabled, variant) => {
-        if (variant) this.unleash.countVariant(name, variant);
-        this.unleash.count(name, enabled);
+        if (!this.metrics) {
+          if (variant) this.unleash.countVariant(name, variant);
+          this.unleash.count(name, enabled);
+          return;
+        }
+        let pending = this.pendingCounts.get(name);
+        if (!pending) {
+          // Names come from requests too (unknown names are counted): bounded like the plans.
+          if (this.pendingCounts.size >= MAX_PENDING_NAMES) this.flushUsage();
+          pending = { yes: 0, no: 0, variants: new Map() };
+          this.pendingCounts.set(name, pending);
+        }
+        if (enabled) pending.yes += 1;
+        else pending.no += 1;
+        if (variant) pending.variants.set(variant, (pending.variants.get(variant) ?? 0) + 1);
       },
       countPlan: (plan, times) => {
         if (!this.metrics) {
@@ -302,11 +326,19 @@ export class UnleashFeatureRepository implements FeatureRepository {
   /** Adds the batched usage counts to the SDK's bucket, as the SDK's own `count` calls would have. */
   private flushUsage(): void {
     const metrics = this.metrics;
-    if (!metrics || this.pendingUsage.size === 0) return;
+    if (!metrics || (this.pendingUsage.size === 0 && this.pendingCounts.size === 0)) return;
     if (metrics.disabled) {
-      this.pendingUsage.clear(); // the SDK's count() drops counts once metrics are disabled
+      // the SDK's count() drops counts once metrics are disabled
+      this.pendingUsage.clear();
+      this.pendingCounts.clear();
       return;
     }
+    for (const [name, pending] of this.pendingCounts) {
+      if (pending.yes > 0) metrics.increaseCounter(name, true, pending.yes);
+      if (pending.no > 0) metrics.increaseCounter(name, false, pending.no);
+      for (const [variant, times] of pending.variants) metrics.increaseVariantCounter(name, variant, times);
+    }
+    this.pendingCounts.clear();
     for (const [plan, times] of this.pendingUsage) {
       for (let i = 0; i < plan.names.length; i++) {
         metrics.increaseCounter(plan.names[i], plan.enabled[i], times);
