@@ -270,3 +270,35 @@ describe('the response cache', () => {
     expect(cache.get('e')).toBeDefined();
   });
 });
+
+describe('usage counts of evaluated toggles', () => {
+  test('reach the upstream exactly, also past the bound of names held between sends', async () => {
+    const app = await readyProxyFor(upstream, {});
+    // 3 × 4,000 distinct unknown names: more than the 10,000 names held before a flush into the SDK
+    const batches = [0, 1, 2].map((b) => Array.from({ length: 4000 }, (_, i) => `n-${b}-${i}`));
+    for (const toggles of batches) {
+      const res = await request(app).post('/proxy').set('authorization', CLIENT_KEY).send({ toggles });
+      expect(res.status).toBe(200);
+      expect((res.body as { toggles: unknown[] }).toggles).toHaveLength(4000);
+    }
+    await request(app)
+      .post('/proxy')
+      .set('authorization', CLIENT_KEY)
+      .send({ toggles: ['always', 'n-0-0'] });
+    await app.close(); // flushes usage upstream
+    const counted = new Map<string, { yes: number; no: number }>();
+    for (const post of upstream.posted('/api/client/metrics')) {
+      const toggles = (post.body as { bucket: { toggles: Record<string, { yes: number; no: number }> } })
+        .bucket.toggles;
+      for (const [name, c] of Object.entries(toggles)) {
+        const sum = counted.get(name) ?? { yes: 0, no: 0 };
+        counted.set(name, { yes: sum.yes + c.yes, no: sum.no + c.no });
+      }
+    }
+    expect(counted.size).toBe(12_001);
+    expect(counted.get('n-0-0')).toEqual({ yes: 0, no: 2 });
+    expect(counted.get('n-2-3999')).toEqual({ yes: 0, no: 1 });
+    expect(counted.get('always')).toEqual({ yes: 1, no: 0 });
+    expect([...counted.values()].reduce((n, c) => n + c.yes + c.no, 0)).toBe(12_002);
+  });
+});
