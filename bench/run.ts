@@ -380,6 +380,20 @@ function fmt(row: Row): string {
   return `| ${row.n} | ${row.scenario} | ${row.status} ${row.bytes} B | ${Math.round(row.proxy.rps)} | ${row.proxy.p50} | ${row.proxy.p99} | ${Math.round(row.ceiling.rps)} | ${ratio.toFixed(1)}% | ${server} | ${loader} |${errors ? ` ${errors} errors` : ''}`;
 }
 
+interface MemoryNow {
+  rss: number;
+  heap: number;
+}
+
+/** RSS from /proc, and the V8 heap in use as the proxy's own Prometheus endpoint reports it. */
+async function memoryNow(port: number, pid: number): Promise<MemoryNow> {
+  const scrape = await request(port, 'GET', '/proxy/internal-backstage/prometheus', {
+    authorization: CLIENT_KEY,
+  });
+  const heap = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(scrape.body.toString('utf8'))?.[1];
+  return { rss: rssMb(pid), heap: Number(heap ?? Number.NaN) / 1024 / 1024 };
+}
+
 async function memory(upstream: BenchUpstream): Promise<string[]> {
   const lines: string[] = [];
   upstream.setFeatures(generateFeatures(MEMORY_FLAGS));
@@ -406,14 +420,22 @@ async function memory(upstream: BenchUpstream): Promise<string[]> {
   const pid = proxy.child.pid ?? 0;
   const warm = Math.min(10_000, UNIQUE_REQUESTS);
   await load(unique(warm));
-  const afterWarm = rssMb(pid);
+  const afterWarm = await memoryNow(proxy.port, pid);
   const started = Date.now();
-  const result = await load(unique(UNIQUE_REQUESTS));
-  const afterAll = rssMb(pid);
+  // In five parts, so a trend shows apart from the noise of V8's heap sizing.
+  const parts: MemoryNow[] = [];
+  let served = 0;
+  for (let part = 0; part < 5; part += 1) {
+    served += (await load(unique(Math.ceil(UNIQUE_REQUESTS / 5)))).requests;
+    parts.push(await memoryNow(proxy.port, pid));
+  }
+  const last = parts[parts.length - 1];
   lines.push(
-    `RSS with 200 flags after ${warm} unique-context requests (warm-up): ${afterWarm.toFixed(0)} MB; ` +
-      `after ${result.requests} more (${((Date.now() - started) / 1000).toFixed(0)} s): ${afterAll.toFixed(0)} MB ` +
-      `(growth ${(afterAll - afterWarm).toFixed(1)} MB)`,
+    `RSS with 200 flags after ${warm} unique-context requests (warm-up): ${afterWarm.rss.toFixed(0)} MB; ` +
+      `after ${served} more (${((Date.now() - started) / 1000).toFixed(0)} s): ${last.rss.toFixed(0)} MB ` +
+      `(growth ${(last.rss - afterWarm.rss).toFixed(1)} MB)`,
+    `  RSS after each fifth: ${parts.map((p) => p.rss.toFixed(0)).join(', ')} MB; ` +
+      `V8 heap used (warm-up, then each fifth): ${[afterWarm, ...parts].map((p) => p.heap.toFixed(0)).join(', ')} MB`,
   );
   await stopChild(proxy.child);
   return lines;
