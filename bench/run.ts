@@ -146,7 +146,8 @@ interface ProxyChild {
   child: ChildProcess;
 }
 
-async function startProxy(upstreamPort: number): Promise<ProxyChild> {
+/** `withGc`: run it through `proxy-gc.js`, which answers `gc` IPC messages (memory run). */
+async function startProxy(upstreamPort: number, withGc = false): Promise<ProxyChild> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(env)) {
@@ -165,10 +166,16 @@ async function startProxy(upstreamPort: number): Promise<ProxyChild> {
     NODE_ENV: 'production',
   });
   const child = track(
-    spawn(process.execPath, [...PROXY_NODE_ARGS, path.join(ROOT, 'dist/src/bin/flags-proxy.js')], {
-      env,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    }),
+    withGc
+      ? fork(path.join(__dirname, 'proxy-gc.js'), [], {
+          env,
+          execArgv: [...PROXY_NODE_ARGS, '--expose-gc'],
+          stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        })
+      : spawn(process.execPath, [...PROXY_NODE_ARGS, path.join(ROOT, 'dist/src/bin/flags-proxy.js')], {
+          env,
+          stdio: ['ignore', 'inherit', 'inherit'],
+        }),
   );
   const until = Date.now() + 30_000;
   for (;;) {
@@ -381,17 +388,20 @@ function fmt(row: Row): string {
 }
 
 interface MemoryNow {
+  /** Resident set size, MB. */
   rss: number;
-  heap: number;
+  /** V8 heap in use right after two full collections, MB: what is retained. */
+  heapAfterGc: number;
 }
 
-/** RSS from /proc, and the V8 heap in use as the proxy's own Prometheus endpoint reports it. */
-async function memoryNow(port: number, pid: number): Promise<MemoryNow> {
-  const scrape = await request(port, 'GET', '/proxy/internal-backstage/prometheus', {
-    authorization: CLIENT_KEY,
+/** Asks the proxy (started `withGc`) to collect garbage, then reads its memory. */
+function memoryNow(proxy: ProxyChild): Promise<MemoryNow> {
+  return new Promise((resolve) => {
+    proxy.child.once('message', (usage: NodeJS.MemoryUsage) => {
+      resolve({ rss: rssMb(proxy.child.pid ?? 0), heapAfterGc: usage.heapUsed / 1024 / 1024 });
+    });
+    proxy.child.send('gc');
   });
-  const heap = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(scrape.body.toString('utf8'))?.[1];
-  return { rss: rssMb(pid), heap: Number(heap ?? Number.NaN) / 1024 / 1024 };
 }
 
 async function memory(upstream: BenchUpstream): Promise<string[]> {
@@ -406,7 +416,7 @@ async function memory(upstream: BenchUpstream): Promise<string[]> {
   await stopChild(proxy.child);
 
   upstream.setFeatures(generateFeatures(200));
-  proxy = await startProxy(upstream.port);
+  proxy = await startProxy(upstream.port, true);
   const unique = (amount: number): LoadJob => ({
     url: `http://127.0.0.1:${proxy.port}`,
     method: 'GET',
@@ -417,17 +427,18 @@ async function memory(upstream: BenchUpstream): Promise<string[]> {
     amount,
     uniqueContexts: true,
   });
-  const pid = proxy.child.pid ?? 0;
-  const warm = Math.min(10_000, UNIQUE_REQUESTS);
+  // Long enough for the bounded caches (10,000 contexts and doorkeeper keys) to fill and cycle, and
+  // for V8 to size its young generation to the allocation rate; growth is measured after it.
+  const warm = Math.min(30_000, UNIQUE_REQUESTS);
   await load(unique(warm));
-  const afterWarm = await memoryNow(proxy.port, pid);
+  const afterWarm = await memoryNow(proxy);
   const started = Date.now();
   // In five parts, so a trend shows apart from the noise of V8's heap sizing.
   const parts: MemoryNow[] = [];
   let served = 0;
   for (let part = 0; part < 5; part += 1) {
     served += (await load(unique(Math.ceil(UNIQUE_REQUESTS / 5)))).requests;
-    parts.push(await memoryNow(proxy.port, pid));
+    parts.push(await memoryNow(proxy));
   }
   const last = parts[parts.length - 1];
   lines.push(
@@ -435,7 +446,7 @@ async function memory(upstream: BenchUpstream): Promise<string[]> {
       `after ${served} more (${((Date.now() - started) / 1000).toFixed(0)} s): ${last.rss.toFixed(0)} MB ` +
       `(growth ${(last.rss - afterWarm.rss).toFixed(1)} MB)`,
     `  RSS after each fifth: ${parts.map((p) => p.rss.toFixed(0)).join(', ')} MB; ` +
-      `V8 heap used (warm-up, then each fifth): ${[afterWarm, ...parts].map((p) => p.heap.toFixed(0)).join(', ')} MB`,
+      `V8 heap retained after a full GC (warm-up, then each fifth): ${[afterWarm, ...parts].map((p) => p.heapAfterGc.toFixed(1)).join(', ')} MB`,
   );
   await stopChild(proxy.child);
   return lines;
