@@ -68,7 +68,14 @@ describe('the fast lane on one keep-alive connection', () => {
     let connections = 0;
     server.on('connection', () => (connections += 1));
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const requestSeries = async () =>
+      (await request(app).get('/proxy/internal-backstage/prometheus').set('authorization', CLIENT_KEY)).text
+        .split('\n')
+        .filter((l) => l.startsWith('flags_proxy_http_requests_total{') && !l.includes('internal-backstage'))
+        .sort();
     try {
+      // no series before it has something to count
+      expect(await requestSeries()).toEqual([]);
       const path = `${url}/proxy?userId=u1`;
       const ok = await get(path, agent, { authorization: CLIENT_KEY });
       expect(ok.status).toBe(200);
@@ -98,6 +105,11 @@ describe('the fast lane on one keep-alive connection', () => {
 
       expect([wrong, missing, bearer, again, wrongRevalidation].every((r) => r.reusedSocket)).toBe(true);
       expect(connections).toBe(1);
+      expect(await requestSeries()).toEqual([
+        'flags_proxy_http_requests_total{method="GET",route="/proxy",status="200"} 2',
+        'flags_proxy_http_requests_total{method="GET",route="/proxy",status="304"} 1',
+        'flags_proxy_http_requests_total{method="GET",route="unmatched",status="401"} 3',
+      ]);
     } finally {
       agent.destroy();
     }

@@ -8,6 +8,7 @@ import { keyFromHeader, secretMatcher } from '../auth/client-key';
 import { completeContext, contextFromQuery } from '../context/build-context';
 import type { CorsHeaderMemo } from '../cors/cors-headers';
 import { routeTemplate, type RequestMetrics } from '../prometheus/request-metrics';
+import type { RequestSeriesEntry } from '../prometheus/request-series';
 import type { FeatureRepository } from '../upstream/feature-repository';
 import type { Answer, Evaluator } from './evaluator';
 import { CACHE_CONTROL, sendAnswer } from './send-toggles';
@@ -67,7 +68,8 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
   const contexts = new Map<string, Context>();
   const connections = new WeakMap<Socket, ConnectionMemo>();
   const route = routeTemplate(options.proxyPath, '/');
-  const notModifiedSeries = options.requestMetrics.entry('GET', route, 304);
+  // Looked up at the first 304, so the series appears when it has something to count, as prom-client's would.
+  let notModifiedSeries: RequestSeriesEntry | undefined;
   const target = app as unknown as { handle: Handle };
   const handle = target.handle.bind(app);
   target.handle = (req, res, callback) => {
@@ -151,6 +153,7 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
         return true;
       }
       // Written synchronously: recorded now rather than on 'close' a tick later.
+      notModifiedSeries ??= options.requestMetrics.entry('GET', route, 304);
       notModifiedSeries.observe(Number(process.hrtime.bigint() - startedAt) / 1e9);
       return true;
     }
