@@ -10,7 +10,7 @@ import type { CorsHeaderMemo } from '../cors/cors-headers';
 import { routeTemplate, type RequestMetrics } from '../prometheus/request-metrics';
 import type { RequestSeriesEntry } from '../prometheus/request-series';
 import type { FeatureRepository } from '../upstream/feature-repository';
-import type { Answer, Evaluator } from './evaluator';
+import type { Answer, Evaluator, Selection } from './evaluator';
 import { CACHE_CONTROL, sendAnswer } from './send-toggles';
 
 export interface FastLaneOptions {
@@ -37,6 +37,8 @@ export interface FastLaneOptions {
   /** The app's error middleware, for an unexpected failure after the lane took the request. */
   onError: ErrorRequestHandler;
 }
+
+const ENABLED: Selection = { kind: 'enabled' };
 
 /** Contexts remembered by socket address and query; cleared when full. */
 const MAX_CONTEXTS = 10_000;
@@ -125,19 +127,21 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
     if (raw.method !== 'GET') return false;
     const url = raw.url ?? '';
     const q = url.indexOf('?');
-    if ((q === -1 ? url : url.slice(0, q)) !== options.proxyPath) return false;
+    // The path, compared without cutting it out of the URL.
+    if ((q === -1 ? url.length : q) !== options.proxyPath.length || !url.startsWith(options.proxyPath))
+      return false;
     const req = raw as unknown as Request & { baseUrl?: string };
     const res = rawRes as unknown as Response;
     if (req.baseUrl) return false; // mounted in another app: route labels and paths are Express's
     if (!options.features.isReady()) return false;
-    const startedAt = process.hrtime.bigint();
+    const startedAt = performance.now(); // a double: no BigInt per request
     const memo = connectionMemo(raw.socket);
     if (!authorised(raw, memo)) return false;
     const context = contextOf(req, url, q, memo);
     if (!context) return false;
     let result: Answer;
     try {
-      result = options.evaluator.answer({ kind: 'enabled' }, context);
+      result = options.evaluator.answer(ENABLED, context);
     } catch (err) {
       fail(err, req, res);
       return true;
@@ -146,7 +150,7 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
     const corsHeaders = options.cors.headersFor(raw.headers.origin);
     if (notModified && corsHeaders) {
       try {
-        rawRes.writeHead(304, [...corsHeaders, 'Cache-Control', CACHE_CONTROL, 'ETag', result.etag]);
+        rawRes.writeHead(304, notModifiedHeaders(corsHeaders, result.etag));
         rawRes.end();
       } catch (err) {
         fail(err, req, res);
@@ -154,7 +158,7 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
       }
       // Written synchronously: recorded now rather than on 'close' a tick later.
       notModifiedSeries ??= options.requestMetrics.entry('GET', route, 304);
-      notModifiedSeries.observe(Number(process.hrtime.bigint() - startedAt) / 1e9);
+      notModifiedSeries.observe((performance.now() - startedAt) / 1000);
       return true;
     }
     try {
@@ -179,6 +183,14 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
       options.onError(err, req, res, () => undefined);
     }
     return true;
+  }
+
+  /** The 304's header list; the last one is reused while a client keeps revalidating the same answer. */
+  let last: { cors: readonly string[]; etag: string; headers: string[] } | undefined;
+  function notModifiedHeaders(cors: readonly string[], etag: string): string[] {
+    if (last?.cors !== cors || last.etag !== etag)
+      last = { cors, etag, headers: [...cors, 'Cache-Control', CACHE_CONTROL, 'ETag', etag] };
+    return last.headers;
   }
 
   /** An unexpected failure before any middleware ran: through them, then the app's error handler. */
