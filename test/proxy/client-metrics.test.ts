@@ -1,4 +1,4 @@
-import http, { type Server } from 'node:http';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/common/logging/logger';
 import { UsageAggregator, type DropReason } from '../../src/proxy/client-metrics/usage-aggregator';
 import { sampleFeatures } from '../support/fixtures';
 import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
-import { listenOnLoopback } from '../support/listen';
+import { LoopbackServers } from '../support/listen';
 import { TestUpstream, type CapturedRequest } from '../support/upstream';
 
 interface ForwardedBucket {
@@ -24,18 +24,13 @@ interface ForwardedBucket {
 
 let upstream: TestUpstream;
 const apps: ProxyApp[] = [];
-const servers: Server[] = [];
+const servers = new LoopbackServers();
+const listen = (app: ProxyApp) => servers.listen(app);
 
 async function proxy(options: Parameters<typeof readyProxyFor>[1] = {}): Promise<ProxyApp> {
   const app = await readyProxyFor(upstream, options);
   apps.push(app);
   return app;
-}
-
-async function listen(app: ProxyApp): Promise<string> {
-  const { server, url } = await listenOnLoopback(app);
-  servers.push(server);
-  return url;
 }
 
 const now = Date.now();
@@ -76,7 +71,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+  await servers.closeAll();
   await Promise.all(apps.splice(0).map((a) => a.close()));
 });
 

@@ -1,12 +1,11 @@
 import http from 'node:http';
-import type { Server } from 'node:http';
 import request from 'supertest';
 import type { RequestHandler } from 'express';
 import type { ProxyApp } from '../../src/proxy/app';
 import type { CorsOptions } from '../../src/proxy/config/types';
 import { CorsHeaderMemo } from '../../src/proxy/cors/cors-headers';
 import { corsMiddleware } from '../../src/proxy/cors/cors-middleware';
-import { listenOnLoopback } from '../support/listen';
+import { LoopbackServers } from '../support/listen';
 import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
 import { TestUpstream } from '../support/upstream';
 
@@ -22,15 +21,12 @@ const upstream = new TestUpstream({
   ],
 });
 const apps: ProxyApp[] = [];
-const servers: Server[] = [];
+const servers = new LoopbackServers();
 
 beforeAll(() => upstream.start());
 afterAll(() => upstream.stop());
 afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((resolve) => s.close(resolve));
-  }
+  await servers.closeAll();
   await Promise.all(apps.splice(0).map((a) => a.close()));
 });
 
@@ -63,8 +59,7 @@ describe('the fast lane on one keep-alive connection', () => {
   test('checks every request’s client key: an accepted key does not let a later wrong or missing key through', async () => {
     const app = await readyProxyFor(upstream, {});
     apps.push(app);
-    const { server, url } = await listenOnLoopback(app);
-    servers.push(server);
+    const { server, url } = await servers.open(app);
     let connections = 0;
     server.on('connection', () => (connections += 1));
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -118,8 +113,7 @@ describe('the fast lane on one keep-alive connection', () => {
   test('builds the context of each query: a changed query on the same connection gets its own answer', async () => {
     const app = await readyProxyFor(upstream, {});
     apps.push(app);
-    const { server, url } = await listenOnLoopback(app);
-    servers.push(server);
+    const url = await servers.listen(app);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const auth = { authorization: CLIENT_KEY };
     try {

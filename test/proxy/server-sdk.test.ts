@@ -1,18 +1,18 @@
 import { once } from 'node:events';
-import type { Server } from 'node:http';
 import request from 'supertest';
 import { InMemStorageProvider, Unleash } from 'unleash-client';
 import type { ProxyApp } from '../../src/proxy/app';
 import { sampleFeatures } from '../support/fixtures';
 import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
-import { listenOnLoopback } from '../support/listen';
+import { LoopbackServers } from '../support/listen';
 import { TestUpstream } from '../support/upstream';
 
 const SERVER_TOKEN = 'server-sdk-token-1';
 
 let upstream: TestUpstream;
 const apps: ProxyApp[] = [];
-const servers: Server[] = [];
+const servers = new LoopbackServers();
+const listen = (app: ProxyApp) => servers.listen(app);
 const clients: Unleash[] = [];
 
 async function proxy(options: Parameters<typeof readyProxyFor>[1] = {}): Promise<ProxyApp> {
@@ -22,12 +22,6 @@ async function proxy(options: Parameters<typeof readyProxyFor>[1] = {}): Promise
   });
   apps.push(app);
   return app;
-}
-
-async function listen(app: ProxyApp): Promise<string> {
-  const { server, url } = await listenOnLoopback(app);
-  servers.push(server);
-  return url;
 }
 
 function serverSdk(
@@ -58,7 +52,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   for (const c of clients.splice(0)) c.destroy();
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+  await servers.closeAll();
   await Promise.all(apps.splice(0).map((a) => a.close()));
   await upstream.stop();
 });

@@ -1,6 +1,5 @@
 import request from 'supertest';
-import type { FlagServer } from '../../src/server';
-import { ADMIN_TOKEN, CLIENT_TOKEN, backends, testServer } from './helpers/backends';
+import { ADMIN_TOKEN, CLIENT_TOKEN, backends, useTestServer } from './helpers/backends';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -15,18 +14,10 @@ const names = (res: request.Response): string[] =>
   (res.body.features as Array<{ name: string }>).map((f) => f.name).sort();
 
 describe.each(backends())('client API on $name', (backend) => {
-  let server: FlagServer;
-
-  beforeAll(async () => {
-    server = await testServer(backend);
-  });
-  afterAll(async () => {
-    await server.close();
-    await backend.cleanup();
-  });
+  const server = useTestServer(backend);
 
   const features = (query = '') =>
-    request(server.app).get(`/api/client/features${query}`).set('Authorization', CLIENT_TOKEN);
+    request(server().app).get(`/api/client/features${query}`).set('Authorization', CLIENT_TOKEN);
 
   describe('GET /api/client/features', () => {
     it('serves every feature of the features file in the client-API format with a weak ETag', async () => {
@@ -112,19 +103,19 @@ describe.each(backends())('client API on $name', (backend) => {
     });
 
     it('answers 401 without or with an unknown token and 403 for an admin token', async () => {
-      expectError(await request(server.app).get('/api/client/features'), 401, 'AuthenticationRequired');
+      expectError(await request(server().app).get('/api/client/features'), 401, 'AuthenticationRequired');
       expectError(
-        await request(server.app).get('/api/client/features').set('Authorization', 'nope'),
+        await request(server().app).get('/api/client/features').set('Authorization', 'nope'),
         401,
         'AuthenticationRequired',
       );
       expectError(
-        await request(server.app).get('/api/client/features').set('Authorization', ADMIN_TOKEN),
+        await request(server().app).get('/api/client/features').set('Authorization', ADMIN_TOKEN),
         403,
         'NoAccessError',
         /admin token cannot be used on the client API/,
       );
-      const bearer = await request(server.app)
+      const bearer = await request(server().app)
         .get('/api/client/features')
         .set('Authorization', `Bearer ${CLIENT_TOKEN}`);
       expect(bearer.status).toBe(200);
@@ -133,7 +124,7 @@ describe.each(backends())('client API on $name', (backend) => {
 
   describe('POST /api/client/register', () => {
     const register = (body: unknown) =>
-      request(server.app)
+      request(server().app)
         .post('/api/client/register')
         .set('Authorization', CLIENT_TOKEN)
         .send(body as object);
@@ -151,7 +142,7 @@ describe.each(backends())('client API on $name', (backend) => {
       });
       expect(res.status).toBe(202);
       expect(res.text).toBe('');
-      let [instance] = await server.stores.clients.instances('checkout-service');
+      let [instance] = await server().stores.clients.instances('checkout-service');
       expect(instance).toMatchObject({
         appName: 'checkout-service',
         instanceId: 'pod-1',
@@ -169,7 +160,7 @@ describe.each(backends())('client API on $name', (backend) => {
           })
         ).status,
       ).toBe(202);
-      const all = await server.stores.clients.instances('checkout-service');
+      const all = await server().stores.clients.instances('checkout-service');
       expect(all).toHaveLength(1);
       [instance] = all;
       expect(instance.started?.getTime()).toBe(Date.parse(started) + 1000);
@@ -200,14 +191,14 @@ describe.each(backends())('client API on $name', (backend) => {
     });
 
     it('answers 415 for a body that is not JSON and 401 before looking at the body', async () => {
-      const text = await request(server.app)
+      const text = await request(server().app)
         .post('/api/client/register')
         .set('Authorization', CLIENT_TOKEN)
         .type('text/plain')
         .send('x');
       expectError(text, 415, 'ContentTypeError');
       expectError(
-        await request(server.app).post('/api/client/register').send({}),
+        await request(server().app).post('/api/client/register').send({}),
         401,
         'AuthenticationRequired',
       );
@@ -216,7 +207,7 @@ describe.each(backends())('client API on $name', (backend) => {
 
   describe('POST /api/client/metrics', () => {
     const metrics = (body: unknown) =>
-      request(server.app)
+      request(server().app)
         .post('/api/client/metrics')
         .set('Authorization', CLIENT_TOKEN)
         .send(body as object);
@@ -263,7 +254,7 @@ describe.each(backends())('client API on $name', (backend) => {
         (await metrics(bucket('2024-05-01T11:00:10.000Z', '2024-05-01T11:00:40.000Z', 7, 0))).status,
       ).toBe(202);
 
-      const usage = await server.stores.clients.usage({ appName: 'metrics-app', featureName: 'search-v2' });
+      const usage = await server().stores.clients.usage({ appName: 'metrics-app', featureName: 'search-v2' });
       expect(usage).toEqual([
         {
           featureName: 'search-v2',
@@ -282,12 +273,12 @@ describe.each(backends())('client API on $name', (backend) => {
           variants: {},
         },
       ]);
-      const checkout = await server.stores.clients.usage({
+      const checkout = await server().stores.clients.usage({
         appName: 'metrics-app',
         featureName: 'new-checkout',
       });
       expect(checkout.map((u) => u.yes)).toEqual([2, 1]);
-      expect((await server.stores.clients.instances('metrics-app')).map((i) => i.instanceId)).toEqual([
+      expect((await server().stores.clients.instances('metrics-app')).map((i) => i.instanceId)).toEqual([
         'i-1',
       ]);
     });
@@ -306,10 +297,10 @@ describe.each(backends())('client API on $name', (backend) => {
       await metrics(body('app-b'));
       await metrics(body('app-b'));
       expect(
-        (await server.stores.clients.usage({ appName: 'app-a', featureName: 'beta-dashboard' }))[0].yes,
+        (await server().stores.clients.usage({ appName: 'app-a', featureName: 'beta-dashboard' }))[0].yes,
       ).toBe(4);
       expect(
-        (await server.stores.clients.usage({ appName: 'app-b', featureName: 'beta-dashboard' }))[0].yes,
+        (await server().stores.clients.usage({ appName: 'app-b', featureName: 'beta-dashboard' }))[0].yes,
       ).toBe(8);
     });
 
@@ -352,11 +343,11 @@ describe.each(backends())('client API on $name', (backend) => {
         'ValidationError',
         /bucket\.toggles\.t\.variants\.a/,
       );
-      expect(await server.stores.clients.usage({ appName: 'bad-app' })).toEqual([]);
+      expect(await server().stores.clients.usage({ appName: 'bad-app' })).toEqual([]);
     });
 
     it('answers 403 for an admin token', async () => {
-      const res = await request(server.app)
+      const res = await request(server().app)
         .post('/api/client/metrics')
         .set('Authorization', ADMIN_TOKEN)
         .send({});
@@ -365,7 +356,7 @@ describe.each(backends())('client API on $name', (backend) => {
   });
 
   it('answers GET /health with 200 while the database answers', async () => {
-    const res = await request(server.app).get('/health');
+    const res = await request(server().app).get('/health');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ health: 'GOOD' });
   });

@@ -1,12 +1,11 @@
 import request from 'supertest';
-import type { FlagServer } from '../../src/server';
 import {
   ADMIN_TOKEN,
   CLIENT_TOKEN,
   EDITOR_TOKEN,
   VIEWER_TOKEN,
   backends,
-  testServer,
+  useTestServer,
 } from './helpers/backends';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -22,18 +21,10 @@ function expectError(res: request.Response, status: number, name: string, messag
 }
 
 describe.each(backends())('POST /api/admin/roles on $name', (backend) => {
-  let server: FlagServer;
-
-  beforeAll(async () => {
-    server = await testServer(backend);
-  });
-  afterAll(async () => {
-    await server.close();
-    await backend.cleanup();
-  });
+  const server = useTestServer(backend);
 
   const post = (body: unknown, token: string | null = ADMIN_TOKEN) => {
-    const req = request(server.app).post('/api/admin/roles').set('Accept', 'application/json');
+    const req = request(server().app).post('/api/admin/roles').set('Accept', 'application/json');
     if (token !== null) req.set('Authorization', token);
     return req.send(body as object);
   };
@@ -58,7 +49,7 @@ describe.each(backends())('POST /api/admin/roles on $name', (backend) => {
       },
     });
     expect(res.body.roles.id).toBeGreaterThan(5);
-    expect(await server.stores.roles.permissionsOf(res.body.roles.id)).toEqual([
+    expect(await server().stores.roles.permissionsOf(res.body.roles.id)).toEqual([
       { name: 'CREATE_SEGMENT' },
       { name: 'UPDATE_SEGMENT' },
     ]);
@@ -79,7 +70,7 @@ describe.each(backends())('POST /api/admin/roles on $name', (backend) => {
     });
     expect(res.status).toBe(200);
     expect(res.body.roles).toMatchObject({ type: 'custom', name: 'Developer', project: null });
-    const read = await request(server.app)
+    const read = await request(server().app)
       .get(`/api/admin/roles/${res.body.roles.id}`)
       .set('Authorization', ADMIN_TOKEN);
     expect(read.status).toBe(200);
@@ -127,7 +118,7 @@ describe.each(backends())('POST /api/admin/roles on $name', (backend) => {
 
   it('answers 400 ValidationError for a body that is not an object or not JSON', async () => {
     expectError(await post([1, 2]), 400, 'ValidationError', /JSON object/);
-    const res = await request(server.app)
+    const res = await request(server().app)
       .post('/api/admin/roles')
       .set('Authorization', ADMIN_TOKEN)
       .set('Content-Type', 'application/json')
@@ -201,7 +192,7 @@ describe.each(backends())('POST /api/admin/roles on $name', (backend) => {
       'ValidationError',
       /environment "staging" of UPDATE_FEATURE_STRATEGY does not exist \(known: development, production\)/,
     );
-    const roles = await server.stores.roles.list();
+    const roles = await server().stores.roles.list();
     expect(roles.map((r) => r.name)).not.toEqual(
       expect.arrayContaining(['No env', 'Bad env', 'Wrong kind 1', 'Unknown perm']),
     );
@@ -231,7 +222,7 @@ describe.each(backends())('POST /api/admin/roles on $name', (backend) => {
       'NoAccessError',
       /permission ADMIN.*"Editor"/,
     );
-    expect(await server.stores.roles.getByName('By viewer')).toBeUndefined();
+    expect(await server().stores.roles.getByName('By viewer')).toBeUndefined();
   });
 
   it('answers 403 NoAccessError for a client token', async () => {
@@ -249,7 +240,7 @@ describe.each(backends())('POST /api/admin/roles on $name', (backend) => {
   });
 
   it('answers 415 ContentTypeError for a body that is not JSON', async () => {
-    const res = await request(server.app)
+    const res = await request(server().app)
       .post('/api/admin/roles')
       .set('Authorization', ADMIN_TOKEN)
       .type('text/plain')
@@ -263,7 +254,9 @@ describe.each(backends())('POST /api/admin/roles on $name', (backend) => {
     expectError(await post({ name: 'admin' }), 409, 'NameExistsError');
     expectError(await post({ name: 'Viewer', type: 'root-custom' }), 409, 'NameExistsError');
     expectError(await post({ name: 'member' }), 409, 'NameExistsError');
-    const same = (await server.stores.roles.list()).filter((r) => r.name.toLowerCase() === 'release manager');
+    const same = (await server().stores.roles.list()).filter(
+      (r) => r.name.toLowerCase() === 'release manager',
+    );
     expect(same).toHaveLength(1);
   });
 
@@ -277,7 +270,7 @@ describe.each(backends())('POST /api/admin/roles on $name', (backend) => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(24);
     responses.filter((r) => r.status === 409).forEach((r) => expectError(r, 409, 'NameExistsError'));
-    const rows = await server.db.query<{ n: number | string }>(
+    const rows = await server().db.query<{ n: number | string }>(
       "SELECT count(*) AS n FROM roles WHERE lower(btrim(name)) = 'concurrent role'",
     );
     expect(Number(rows[0].n)).toBe(1);
@@ -285,18 +278,10 @@ describe.each(backends())('POST /api/admin/roles on $name', (backend) => {
 });
 
 describe.each(backends())('reading roles and permissions on $name', (backend) => {
-  let server: FlagServer;
-
-  beforeAll(async () => {
-    server = await testServer(backend, { environments: ['development', 'staging', 'production'] });
-  });
-  afterAll(async () => {
-    await server.close();
-    await backend.cleanup();
-  });
+  const server = useTestServer(backend, { environments: ['development', 'staging', 'production'] });
 
   it('lists the built-in roles with GET /api/admin/roles for any admin token', async () => {
-    const res = await request(server.app).get('/api/admin/roles').set('Authorization', VIEWER_TOKEN);
+    const res = await request(server().app).get('/api/admin/roles').set('Authorization', VIEWER_TOKEN);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       version: 1,
@@ -311,17 +296,19 @@ describe.each(backends())('reading roles and permissions on $name', (backend) =>
   });
 
   it('reads one role with its permissions, 404 NotFoundError for an unknown id, 400 for a malformed one', async () => {
-    const admin = await request(server.app).get('/api/admin/roles/1').set('Authorization', ADMIN_TOKEN);
+    const admin = await request(server().app).get('/api/admin/roles/1').set('Authorization', ADMIN_TOKEN);
     expect(admin.status).toBe(200);
     expect(admin.body).toMatchObject({ id: 1, name: 'Admin', permissions: [{ name: 'ADMIN' }] });
-    const missing = await request(server.app).get('/api/admin/roles/999').set('Authorization', ADMIN_TOKEN);
+    const missing = await request(server().app).get('/api/admin/roles/999').set('Authorization', ADMIN_TOKEN);
     expectError(missing, 404, 'NotFoundError', /999/);
-    const malformed = await request(server.app).get('/api/admin/roles/abc').set('Authorization', ADMIN_TOKEN);
+    const malformed = await request(server().app)
+      .get('/api/admin/roles/abc')
+      .set('Authorization', ADMIN_TOKEN);
     expectError(malformed, 400, 'ValidationError', /"id"/);
   });
 
   it('serves the permission catalogue with the configured environments', async () => {
-    const res = await request(server.app).get('/api/admin/permissions').set('Authorization', ADMIN_TOKEN);
+    const res = await request(server().app).get('/api/admin/permissions').set('Authorization', ADMIN_TOKEN);
     expect(res.status).toBe(200);
     expect(res.body.version).toBe(1);
     expect(res.body.permissions.root).toEqual(
@@ -338,7 +325,7 @@ describe.each(backends())('reading roles and permissions on $name', (backend) =>
   });
 
   it('accepts an environment permission for a configured extra environment', async () => {
-    const res = await request(server.app)
+    const res = await request(server().app)
       .post('/api/admin/roles')
       .set('Authorization', ADMIN_TOKEN)
       .send({
@@ -346,13 +333,13 @@ describe.each(backends())('reading roles and permissions on $name', (backend) =>
         permissions: [{ name: 'UPDATE_FEATURE_ENVIRONMENT', environment: 'staging' }],
       });
     expect(res.status).toBe(200);
-    expect(await server.stores.roles.permissionsOf(res.body.roles.id)).toEqual([
+    expect(await server().stores.roles.permissionsOf(res.body.roles.id)).toEqual([
       { name: 'UPDATE_FEATURE_ENVIRONMENT', environment: 'staging' },
     ]);
   });
 
   it('answers 404 NotFoundError in the standard body for unknown admin paths', async () => {
-    const res = await request(server.app).get('/api/admin/nothing').set('Authorization', ADMIN_TOKEN);
+    const res = await request(server().app).get('/api/admin/nothing').set('Authorization', ADMIN_TOKEN);
     expectError(res, 404, 'NotFoundError');
   });
 });

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
 import { silentLogger } from '../../src/common/logging/logger';
-import { createFlagServer, type FlagServer } from '../../src/server';
+import { createFlagServer } from '../../src/server';
 import { migrate } from '../../src/server/storage/migrate';
-import { ADMIN_TOKEN, CLIENT_TOKEN, TOKENS, backends, testServer } from './helpers/backends';
+import { ADMIN_TOKEN, CLIENT_TOKEN, TOKENS, backends, testServer, useTestServer } from './helpers/backends';
 
 describe('the embedded database in a data directory', () => {
   let dir: string;
@@ -54,21 +54,14 @@ describe('the embedded database in a data directory', () => {
 });
 
 describe.each(backends())('storage on $name', (backend) => {
-  let server: FlagServer;
-  beforeAll(async () => {
-    server = await testServer(backend);
-  });
-  afterAll(async () => {
-    await server.close();
-    await backend.cleanup();
-  });
+  const server = useTestServer(backend);
 
   it('runs migrations only once, so running them again applies nothing', async () => {
-    expect(await migrate(server.db, silentLogger)).toEqual([]);
+    expect(await migrate(server().db, silentLogger)).toEqual([]);
   });
 
   it('stores tokens as sha256 hashes, never the secrets', async () => {
-    const rows = await server.db.query<{ secret_hash: string; type: string; role_id: number | null }>(
+    const rows = await server().db.query<{ secret_hash: string; type: string; role_id: number | null }>(
       'SELECT secret_hash, type, role_id FROM api_tokens ORDER BY type, role_id',
     );
     expect(rows).toHaveLength(4);

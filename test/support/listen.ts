@@ -7,3 +7,31 @@ export async function listenOnLoopback(app: RequestListener): Promise<{ server: 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
+
+/**
+ * Loopback servers a test file opens and closes after each test: `listen(app)` serves an app and
+ * gives its URL; `closeAll()` cuts their connections (keep-alive included) and closes them.
+ */
+export class LoopbackServers {
+  private readonly servers: Server[] = [];
+
+  async listen(app: RequestListener): Promise<string> {
+    return (await this.open(app)).url;
+  }
+
+  /** The same, with the server itself (to watch its connections, say). */
+  async open(app: RequestListener): Promise<{ server: Server; url: string }> {
+    const opened = await listenOnLoopback(app);
+    this.servers.push(opened.server);
+    return opened;
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(
+      this.servers.splice(0).map((s) => {
+        s.closeAllConnections();
+        return new Promise((resolve) => s.close(resolve));
+      }),
+    );
+  }
+}

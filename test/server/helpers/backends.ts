@@ -62,3 +62,22 @@ export async function testServer(backend: Backend, extra: FlagServerOptions = {}
     {},
   );
 }
+
+/**
+ * One flag server per `describe` block: started before its tests, closed (and the backend's schema
+ * dropped) after them. Call it inside the block; the returned function gives the running server.
+ */
+export function useTestServer(backend: Backend, extra: FlagServerOptions = {}): () => FlagServer {
+  let server: FlagServer | undefined;
+  beforeAll(async () => {
+    server = await testServer(backend, extra);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await backend.cleanup();
+  });
+  return () => {
+    if (!server) throw new Error('the test server is not running: use it inside a test');
+    return server;
+  };
+}
