@@ -5,7 +5,7 @@ import { logEffectiveConfig } from '../common/logging/redact';
 import { PROXY_OPTIONS } from './config/options';
 import { parseConfig } from './config/parse-config';
 import type { ProxyConfig, ProxyOptions } from './config/types';
-import { requireKey } from './auth/client-key';
+import { keyCheck } from './auth/client-key';
 import { ClientUsage } from './client-metrics/client-usage';
 import { clientMetricsRouter } from './client-metrics/router';
 import { CorsHeaderMemo } from './cors/cors-headers';
@@ -13,6 +13,7 @@ import { corsMiddleware } from './cors/cors-middleware';
 import { docsRouter } from './docs/router';
 import { Evaluator } from './evaluation/evaluator';
 import { installFastLane } from './evaluation/fast-lane';
+import { EvaluationPipeline } from './evaluation/pipeline';
 import { evaluationRouter } from './evaluation/router';
 import { healthRouter } from './health/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
@@ -60,7 +61,14 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   });
   metrics.trackClientUsage(clientUsage);
 
-  const evaluator = new Evaluator(features);
+  const evaluator = new Evaluator(features, config.logger);
+  const pipeline = new EvaluationPipeline({
+    evaluator,
+    environment: config.environment,
+    enrichers,
+    enableAllEndpoint: config.enableAllEndpoint,
+  });
+  const checkKey = keyCheck(config.clientKeysHeaderName, config.clientKeys, 'client key');
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -91,32 +99,20 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       maxBodySize: config.maxBodySize,
     }),
   );
-  app.use(proxyPath, requireKey(config.clientKeysHeaderName, config.clientKeys, 'client key'));
+  app.use(proxyPath, (req, _res, next) => next(checkKey(req.headers[config.clientKeysHeaderName])));
   app.use(proxyPath, prometheusRouter(metrics));
-  app.use(
-    proxyPath,
-    evaluationRouter({
-      features,
-      environment: config.environment,
-      enableAllEndpoint: config.enableAllEndpoint,
-      maxBodySize: config.maxBodySize,
-      enrichers,
-      evaluator,
-    }),
-  );
+  app.use(proxyPath, evaluationRouter(pipeline, config.maxBodySize));
   app.use(notFoundHandler);
   app.use(errorMiddleware(config.logger));
   installFastLane(app, {
-    proxyPath,
-    evaluator,
+    paths: [proxyPath],
+    pipeline,
     features,
-    environment: config.environment,
     clientKeysHeaderName: config.clientKeysHeaderName,
-    clientKeys: config.clientKeys,
-    enabled: enrichers.length === 0 && config.trustProxy === false,
+    checkKey,
+    enabled: pipeline.synchronous && config.trustProxy === false,
     requestMetrics,
     cors: new CorsHeaderMemo(cors),
-    everyResponse,
     bodyResponse,
     onError: errorMiddleware(config.logger),
   });

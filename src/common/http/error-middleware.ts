@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 import {
   ContentTypeError,
   ErrorBody,
@@ -11,10 +12,22 @@ import {
 } from '../errors/http-errors';
 import type { Logger } from '../logging/logger';
 
-/** Writes the standard error body. Used by the error middleware and nowhere else. */
-function sendError(res: Response, error: HttpError): ErrorBody {
+/**
+ * Writes the standard error body with Node's response API: used by the error middleware, and by
+ * the raw evaluation path for refusals that must cost less than an answer (a wrong client key).
+ * `headers` (a flat `[name, value, ...]` list) are written with it in one `writeHead`.
+ */
+export function sendError(res: ServerResponse, error: HttpError, headers?: readonly string[]): ErrorBody {
   const body: ErrorBody = { id: randomUUID(), name: error.kind, message: error.message };
-  res.status(error.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+  const text = JSON.stringify(body);
+  const own = ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(text))];
+  if (headers) {
+    res.writeHead(error.status, [...headers, ...own]);
+  } else {
+    for (let i = 0; i < own.length; i += 2) res.setHeader(own[i], own[i + 1]);
+    res.statusCode = error.status;
+  }
+  res.end(text);
   return body;
 }
 

@@ -24,17 +24,30 @@ export function keyFromHeader(value: string | string[] | undefined): string | un
   return (bearer ? bearer[1] : raw).trim();
 }
 
+/**
+ * The client-key step of every request that needs one: the refusal to answer for a header value,
+ * or undefined when it carries one of the accepted keys. Refusals are built once, so refusing costs
+ * no more than checking.
+ */
+export function keyCheck(
+  headerName: string,
+  keys: readonly string[],
+  what: string,
+): (value: string | string[] | undefined) => AuthenticationRequired | undefined {
+  const matches = secretMatcher(keys);
+  const missing = new AuthenticationRequired(`Missing ${what}: send it in the "${headerName}" header`);
+  const invalid = new AuthenticationRequired(`Invalid ${what} in the "${headerName}" header`);
+  return (value) => {
+    const key = keyFromHeader(value);
+    if (key === undefined) return missing;
+    return matches(key) ? undefined : invalid;
+  };
+}
+
 /** 401 unless the request carries one of the accepted keys in `headerName`. */
 export function requireKey(headerName: string, keys: readonly string[], what: string): RequestHandler {
-  const matches = secretMatcher(keys);
+  const check = keyCheck(headerName, keys, what);
   return (req, _res, next) => {
-    const key = keyFromHeader(req.headers[headerName]);
-    if (key === undefined) {
-      next(new AuthenticationRequired(`Missing ${what}: send it in the "${headerName}" header`));
-    } else if (!matches(key)) {
-      next(new AuthenticationRequired(`Invalid ${what} in the "${headerName}" header`));
-    } else {
-      next();
-    }
+    next(check(req.headers[headerName]));
   };
 }

@@ -3,6 +3,8 @@ import type { Request, RequestHandler, Response } from 'express';
 
 /** Distinct `Origin` values remembered; cleared when full, so random origins cannot grow memory. */
 const MAX_ORIGINS = 256;
+/** Longer `Origin` values are answered but not remembered, so the memo's bytes stay bounded too. */
+const MAX_ORIGIN_LENGTH = 512;
 
 /**
  * The headers the app's CORS middleware sets on a simple (non-preflight) GET, remembered per
@@ -22,6 +24,7 @@ export class CorsHeaderMemo {
     let found = this.byOrigin.get(origin);
     if (found === undefined) {
       found = this.learn(origin);
+      if (origin !== undefined && origin.length > MAX_ORIGIN_LENGTH) return found ?? undefined;
       if (this.byOrigin.size >= MAX_ORIGINS) this.byOrigin.clear();
       this.byOrigin.set(origin, found);
     }

@@ -1,26 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
-import { parse as parseQuery } from 'node:querystring';
-import type { Context } from 'unleash-client';
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
-import { etagMatches } from '../../common/http/etag';
-import { keyFromHeader, secretMatcher } from '../auth/client-key';
-import { completeContext, contextFromQuery } from '../context/build-context';
+import type { AuthenticationRequired } from '../../common/errors/http-errors';
+import { sendError } from '../../common/http/error-middleware';
 import type { CorsHeaderMemo } from '../cors/cors-headers';
-import { routeTemplate, type RequestMetrics } from '../prometheus/request-metrics';
-import type { RequestSeriesEntry } from '../prometheus/request-series';
+import { routeTemplate, UNMATCHED_ROUTE, type RequestMetrics } from '../prometheus/request-metrics';
 import type { FeatureRepository } from '../upstream/feature-repository';
-import type { Answer, Evaluator, Selection } from './evaluator';
-import { CACHE_CONTROL, sendAnswer } from './send-toggles';
+import type { Selection } from './evaluator';
+import type { EvaluationInput, EvaluationPipeline } from './pipeline';
+import { writeReply } from './write-reply';
 
 export interface FastLaneOptions {
-  /** `{prefix}/proxy`. */
-  proxyPath: string;
-  evaluator: Evaluator;
+  /** The evaluation paths whose `GET /` is served here (`{prefix}/proxy`, …). */
+  paths: readonly string[];
+  pipeline: EvaluationPipeline;
   features: FeatureRepository;
-  environment: string | undefined;
   clientKeysHeaderName: string;
-  clientKeys: readonly string[];
+  /** The client-key step (the same one the app's key middleware runs). */
+  checkKey: (value: string | string[] | undefined) => AuthenticationRequired | undefined;
   /**
    * False when the context needs more than the query and the socket address (context enrichers,
    * `trustProxy`): every request then goes through Express.
@@ -30,8 +26,6 @@ export interface FastLaneOptions {
   requestMetrics: RequestMetrics;
   /** What the app's CORS middleware (the second of `everyResponse`) sets on a GET, per origin. */
   cors: CorsHeaderMemo;
-  /** The middleware every response of the app passes, in app order (request metrics, CORS). */
-  everyResponse: readonly RequestHandler[];
   /** The middleware that follows them for responses with a body (compression); a 304 skips it. */
   bodyResponse: readonly RequestHandler[];
   /** The app's error middleware, for an unexpected failure after the lane took the request. */
@@ -39,169 +33,68 @@ export interface FastLaneOptions {
 }
 
 const ENABLED: Selection = { kind: 'enabled' };
-
-/** Contexts remembered by socket address and query; cleared when full. */
-const MAX_CONTEXTS = 10_000;
-
-/**
- * What one keep-alive connection sent last: the client-key header value that passed the key
- * check, and its last query with the context built from it. A client polling over one connection
- * repeats both, so neither the key hash nor the context lookup runs again. Only a value equal to
- * one this same connection already had accepted is taken without the check.
- */
-interface ConnectionMemo {
-  acceptedKeyHeader?: string;
-  url?: string;
-  context?: Context;
-}
+/** What the app's compression middleware adds to every response it sees; a refusal skips it. */
+const VARY = ['Vary', 'Accept-Encoding'] as const;
 
 type Handle = (req: IncomingMessage, res: ServerResponse, callback?: unknown) => void;
 
 /**
- * `GET {prefix}/proxy` without Express's router: a request that the app would answer with a
- * toggle list (ready, valid client key, well-formed query, app not mounted in another one) is
- * answered here with the same context building, evaluator, headers and metrics as the router's;
- * every other request, including every error, goes to Express untouched. A 304 is written with one
- * `writeHead` from the remembered CORS headers; a body goes through the app's compression.
+ * `GET` of an evaluation path without Express's router. It is an entry, not a copy: it runs the
+ * app's key step, the pipeline's context, evaluation and write steps, and the app's CORS headers
+ * (learnt from its own middleware) and request metrics. What it cannot answer by itself (not ready,
+ * a malformed query, CORS that does not pass synchronously, mounted in another app) goes to Express
+ * untouched. A refused key is answered here: refusing must cost less than answering.
  */
 export function installFastLane(app: Express, options: FastLaneOptions): void {
   if (!options.enabled) return;
-  const keyMatches = secretMatcher(options.clientKeys);
-  const contexts = new Map<string, Context>();
-  const connections = new WeakMap<Socket, ConnectionMemo>();
-  const route = routeTemplate(options.proxyPath, '/');
-  // Looked up at the first 304, so the series appears when it has something to count, as prom-client's would.
-  let notModifiedSeries: RequestSeriesEntry | undefined;
+  const routes = new Map(options.paths.map((p) => [p, routeTemplate(p, '/')]));
   const target = app as unknown as { handle: Handle };
   const handle = target.handle.bind(app);
   target.handle = (req, res, callback) => {
     if (!answer(req, res)) handle(req, res, callback);
   };
 
-  function connectionMemo(socket: Socket): ConnectionMemo {
-    let memo = connections.get(socket);
-    if (!memo) {
-      memo = {};
-      connections.set(socket, memo);
-    }
-    return memo;
-  }
-
-  function authorised(raw: IncomingMessage, memo: ConnectionMemo): boolean {
-    const header = raw.headers[options.clientKeysHeaderName];
-    if (header !== undefined && header === memo.acceptedKeyHeader) return true;
-    const key = keyFromHeader(header);
-    if (key === undefined || !keyMatches(key)) return false;
-    if (typeof header === 'string') memo.acceptedKeyHeader = header;
-    return true;
-  }
-
-  /** The context of the query, or undefined when it is malformed (Express answers the 400). */
-  function contextOf(req: Request, url: string, q: number, memo: ConnectionMemo): Context | undefined {
-    // The context is a function of the socket address and the query: one object per pair, reused
-    // while no custom strategy (which might change it) runs.
-    const reuse = options.evaluator.onlyBuiltInStrategies();
-    if (reuse && memo.url === url && memo.context) return memo.context;
-    const query = q === -1 ? '' : url.slice(q + 1);
-    const sharedKey = `${req.socket.remoteAddress ?? ''}\u0000${query}`;
-    let context = reuse ? contexts.get(sharedKey) : undefined;
-    if (!context) {
-      try {
-        context = completeContext(contextFromQuery(parseQuery(query)), req, options.environment);
-      } catch {
-        return undefined;
-      }
-      if (reuse) {
-        if (contexts.size >= MAX_CONTEXTS) contexts.clear();
-        contexts.set(sharedKey, context);
-      }
-    }
-    if (reuse) {
-      memo.url = url;
-      memo.context = context;
-    }
-    return context;
-  }
-
-  function answer(raw: IncomingMessage, rawRes: ServerResponse): boolean {
+  function answer(raw: IncomingMessage, res: ServerResponse): boolean {
     if (raw.method !== 'GET') return false;
     const url = raw.url ?? '';
     const q = url.indexOf('?');
-    // The path, compared without cutting it out of the URL.
-    if ((q === -1 ? url.length : q) !== options.proxyPath.length || !url.startsWith(options.proxyPath))
-      return false;
-    const req = raw as unknown as Request & { baseUrl?: string };
-    const res = rawRes as unknown as Response;
+    const path = q === -1 ? url : url.slice(0, q);
+    const route = routes.get(path);
+    if (route === undefined) return false;
+    const req = raw as Request & { baseUrl?: string };
     if (req.baseUrl) return false; // mounted in another app: route labels and paths are Express's
     if (!options.features.isReady()) return false;
-    const startedAt = performance.now(); // a double: no BigInt per request
-    const memo = connectionMemo(raw.socket);
-    if (!authorised(raw, memo)) return false;
-    const context = contextOf(req, url, q, memo);
-    if (!context) return false;
-    let result: Answer;
-    try {
-      result = options.evaluator.answer(ENABLED, context);
-    } catch (err) {
-      fail(err, req, res);
+    const cors = options.cors.headersFor(raw.headers.origin);
+    if (!cors) return false;
+    const startedAt = performance.now();
+    const refusal = options.checkKey(raw.headers[options.clientKeysHeaderName]);
+    if (refusal) {
+      sendError(res, refusal, [...cors, ...VARY]);
+      // labelled as the app's key middleware labels it: refused before routing
+      options.requestMetrics.record('GET', UNMATCHED_ROUTE, refusal.status, startedAt);
       return true;
     }
-    const notModified = etagMatches(raw.headers['if-none-match'], result.etag);
-    const corsHeaders = options.cors.headersFor(raw.headers.origin);
-    if (notModified && corsHeaders) {
-      try {
-        rawRes.writeHead(304, notModifiedHeaders(corsHeaders, result.etag));
-        rawRes.end();
-      } catch (err) {
-        fail(err, req, res);
+    let input: EvaluationInput;
+    try {
+      input = options.pipeline.fromQuery(q === -1 ? '' : url.slice(q + 1));
+    } catch {
+      return false; // Express answers the 400
+    }
+    try {
+      const reply = options.pipeline.reply(raw, ENABLED, options.pipeline.baseContext(input, raw));
+      if (reply.notModified) {
+        writeReply(res, reply, cors);
+        options.requestMetrics.record('GET', route, 304, startedAt);
         return true;
       }
-      // Written synchronously: recorded now rather than on 'close' a tick later.
-      notModifiedSeries ??= options.requestMetrics.entry('GET', route, 304);
-      notModifiedSeries.observe((performance.now() - startedAt) / 1000);
-      return true;
-    }
-    try {
-      if (corsHeaders) {
-        for (let i = 0; i < corsHeaders.length; i += 2) res.setHeader(corsHeaders[i], corsHeaders[i + 1]);
-        res.once('close', () => options.requestMetrics.record('GET', route, res.statusCode, startedAt));
-      } else {
-        pass(options.everyResponse, req, res);
-      }
+      res.once('close', () => options.requestMetrics.record('GET', route, res.statusCode, startedAt));
+      pass(options.bodyResponse, req, res as Response);
+      writeReply(res, reply, cors);
     } catch (err) {
-      fail(err, req, res);
-      return true;
-    }
-    try {
-      if (!notModified) pass(options.bodyResponse, req, res);
-      // The template the router would assign, for middleware that reads it.
-      req.baseUrl = options.proxyPath;
-      (req as { route?: unknown }).route = { path: '/' };
-      sendAnswer(req, res, result);
-    } catch (err) {
-      toExpress(req, res);
-      options.onError(err, req, res, () => undefined);
+      toExpress(req, res as Response);
+      options.onError(err, req, res as Response, () => undefined);
     }
     return true;
-  }
-
-  /** The 304's header list; the last one is reused while a client keeps revalidating the same answer. */
-  let last: { cors: readonly string[]; etag: string; headers: string[] } | undefined;
-  function notModifiedHeaders(cors: readonly string[], etag: string): string[] {
-    if (last?.cors !== cors || last.etag !== etag)
-      last = { cors, etag, headers: [...cors, 'Cache-Control', CACHE_CONTROL, 'ETag', etag] };
-    return last.headers;
-  }
-
-  /** An unexpected failure before any middleware ran: through them, then the app's error handler. */
-  function fail(err: unknown, req: Request, res: Response): void {
-    try {
-      pass(options.everyResponse, req, res);
-    } catch {
-      /* answer the error without them */
-    }
-    toExpress(req, res);
-    options.onError(err, req, res, () => undefined);
   }
 
   function toExpress(req: Request, res: Response): void {

@@ -1,8 +1,9 @@
 import type { Context } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
-import type { Constraint } from 'unleash-client/lib/strategy/strategy';
 import type { FastEvaluation, SdkVariant } from '../upstream/feature-repository';
-import { toEvaluatedToggle } from '../upstream/unleash-repository';
+import { combine, determinismOf, type Determinism } from './determinism';
+import { definitionsDigest } from './etag';
+import { toEvaluatedToggle } from './toggle-json';
 
 /** One evaluated result of a toggle: its usage count and its pre-serialised response entry. */
 export interface Outcome {
@@ -19,19 +20,32 @@ export interface CompiledToggle {
   readonly impressionData: boolean;
   /** Its result when it cannot depend on the context, the clock or chance; evaluated once. */
   readonly constant: Outcome | undefined;
-  /** False when a custom strategy or a malformed definition is involved: never answered from a cache. */
-  readonly cacheable: boolean;
-  /** Epoch ms of every date a DATE_AFTER/DATE_BEFORE constraint of it (or of a parent) compares with. */
-  readonly dateBoundaries: readonly number[];
+  /** True when a custom strategy runs for it (or a parent): such code may change the context it gets. */
+  readonly customCode: boolean;
+  /** What a context must carry for its result to be a pure function of the context. */
+  readonly determinism: Determinism;
   /** Outcomes seen so far, by variant name; reused when flags and payload object are the same. */
   readonly outcomes: Map<string, KnownOutcome[]>;
   /**
    * The context fields its evaluation reads (sorted), when they are few-valued ones (not userId or
-   * sessionId; remoteAddress is allowed) and only built-in code runs: its results are then remembered per
-   * combination of their values in `memo`.
+   * sessionId; remoteAddress is allowed) and only built-in code runs: its results are then
+   * remembered per combination of their values in `memo` (see `ToggleMemo`).
    */
   readonly inputs: readonly string[] | undefined;
-  readonly memo: Map<string, MemoEntry>;
+  readonly memo: Map<string, Outcome>;
+}
+
+/** Every toggle of one definitions revision, compiled once when the revision is accepted. */
+export interface Plan {
+  readonly revision: number;
+  /** Digest of the definitions: the part of every derived ETag that changes with them. */
+  readonly digest: string;
+  readonly toggles: readonly CompiledToggle[];
+  readonly byName: ReadonlyMap<string, CompiledToggle>;
+  /** What a context needs for an answer listing every toggle to be pure. */
+  readonly determinism: Determinism;
+  /** True when no custom strategy runs: nothing changes a context during evaluation. */
+  readonly builtInOnly: boolean;
 }
 
 interface KnownOutcome {
@@ -39,13 +53,6 @@ interface KnownOutcome {
   readonly variantEnabled: boolean;
   readonly payload: unknown;
   readonly outcome: Outcome;
-}
-
-/** A remembered result, valid while the clock is inside `(validFrom, validUntil)`. */
-export interface MemoEntry {
-  readonly outcome: Outcome;
-  readonly validFrom: number;
-  readonly validUntil: number;
 }
 
 const FALLBACK: SdkVariant = { name: 'disabled', enabled: false };
@@ -77,29 +84,22 @@ export function outcomeOf(toggle: CompiledToggle, result: SdkVariant): Outcome {
 }
 
 /** Context fields whose values differ per user or device: remembering results by them would not pay. */
-const PER_USER = new Set(['userId', 'sessionId', 'remoteAddress']);
-/**
- * Of those, the ones a toggle's memo still keys by: many users share an address (offices, NAT,
- * mobile carriers), and an IP strategy's address-list parsing is the costliest built-in check.
- */
-const SHARED_PER_USER = new Set(['remoteAddress']);
-
-/** The fields a variant selection with this stickiness reads. */
-function seedFields(stickiness: string | undefined, into: Set<string>): void {
-  if (!stickiness || stickiness === 'default') for (const f of PER_USER) into.add(f);
-  else into.add(stickiness);
-}
+const PER_USER = new Set(['userId', 'sessionId']);
 
 /**
  * Every context field the SDK's built-in code may read when evaluating these definitions, or
  * undefined when code we do not know runs (a custom strategy) or the shape is unusual. Mirrors
  * `unleash-client` 6: constraints read `context[name] ?? context.properties[name]` (date operators
  * read only `currentTime`), strategies read the fields below, variant selection reads its
- * stickiness field (or userId/sessionId/remoteAddress) and its overrides' fields. Chance and the
- * clock are not fields: they are dealt with where results are remembered.
+ * stickiness field (or userId/sessionId/remoteAddress) and its overrides' fields.
  */
 function inputsOf(features: readonly FeatureInterface[], fast: FastEvaluation): Set<string> | undefined {
   const fields = new Set<string>();
+  const seed = (stickiness: unknown) => {
+    if (!stickiness || stickiness === 'default')
+      for (const f of ['userId', 'sessionId', 'remoteAddress']) fields.add(f);
+    else fields.add(String(stickiness));
+  };
   for (const feature of features) {
     if (!Array.isArray(feature.strategies)) return undefined;
     for (const strategy of feature.strategies) {
@@ -129,42 +129,38 @@ function inputsOf(features: readonly FeatureInterface[], fast: FastEvaluation): 
           break; // default, applicationHostname, gradualRolloutRandom, or unknown (skipped by the SDK)
       }
       const variants = strategy.variants ?? [];
-      if (variants.length > 0) {
-        const stickiness = variants[0].stickiness || parameters.stickiness;
-        seedFields(typeof stickiness === 'string' ? stickiness : undefined, fields);
-      }
+      if (variants.length > 0) seed(variants[0].stickiness || parameters.stickiness);
       for (const v of variants) for (const o of v.overrides ?? []) fields.add(o.contextName);
-    }
-    for (const c of constraintsOf(feature, fast)) {
-      fields.add(c.operator === 'DATE_AFTER' || c.operator === 'DATE_BEFORE' ? 'currentTime' : c.contextName);
+      for (const c of strategy.constraints ?? []) fields.add(constraintField(c));
+      for (const id of strategy.segments ?? [])
+        for (const c of fast.segment(id)?.constraints ?? []) fields.add(constraintField(c));
     }
     const variants = feature.variants ?? [];
-    if (variants.length > 0) seedFields(variants[0].stickiness, fields);
+    if (variants.length > 0) seed(variants[0].stickiness);
     for (const v of variants) for (const o of v.overrides ?? []) fields.add(o.contextName);
   }
   return fields;
+}
+
+function constraintField(c: { operator: string; contextName: string }): string {
+  return c.operator === 'DATE_AFTER' || c.operator === 'DATE_BEFORE' ? 'currentTime' : c.contextName;
 }
 
 function memoInputs(features: readonly FeatureInterface[], fast: FastEvaluation): string[] | undefined {
   const fields = inputsOf(features, fast);
   if (!fields) return undefined;
   for (const f of fields) {
-    if (
-      (PER_USER.has(f) && !SHARED_PER_USER.has(f)) ||
-      f === 'properties' ||
-      f === '__proto__' ||
-      f in Object.prototype
-    )
-      return undefined;
+    if (PER_USER.has(f) || f === 'properties' || f === '__proto__' || f in Object.prototype) return undefined;
   }
   return [...fields].sort();
 }
 
 /**
  * The key of a context for a toggle's memo: the root value and the property of each input field,
- * length-prefixed so no two different combinations share a key. Only for string-valued contexts.
+ * length-prefixed so no two different combinations share a key. Undefined when longer than
+ * `maxLength`: such a context is evaluated and not remembered.
  */
-export function memoKey(inputs: readonly string[], context: Context): string {
+export function memoKey(inputs: readonly string[], context: Context, maxLength: number): string | undefined {
   const root = context as Record<string, unknown>;
   const properties = context.properties as Record<string, unknown> | undefined;
   let key = '';
@@ -173,6 +169,7 @@ export function memoKey(inputs: readonly string[], context: Context): string {
     const property = properties?.[field];
     key += typeof value === 'string' ? `${value.length}:${value}` : '-';
     key += typeof property === 'string' ? `${property.length}:${property}` : '-';
+    if (key.length > maxLength) return undefined;
   }
   return key;
 }
@@ -201,43 +198,24 @@ function isConstant(feature: FeatureInterface, fast: FastEvaluation): boolean {
   );
 }
 
-function constraintsOf(feature: FeatureInterface, fast: FastEvaluation): Constraint[] {
-  const out: Constraint[] = [];
-  for (const strategy of Array.isArray(feature.strategies) ? feature.strategies : []) {
-    out.push(...(strategy.constraints ?? []));
-    for (const id of strategy.segments ?? []) out.push(...(fast.segment(id)?.constraints ?? []));
-  }
-  return out;
-}
-
-function usesOnlyBuiltIns(feature: FeatureInterface, fast: FastEvaluation): boolean {
-  return Array.isArray(feature.strategies) && feature.strategies.every((s) => fast.isBuiltInStrategy(s.name));
-}
-
 /** Compiles one toggle. `lookup` resolves dependency parents by name. */
 export function compileToggle(
   feature: FeatureInterface,
   fast: FastEvaluation,
   lookup: (name: string) => FeatureInterface | undefined,
 ): CompiledToggle {
-  const parents = (feature.dependencies ?? [])
+  const parents = (Array.isArray(feature.dependencies) ? feature.dependencies : [])
     .map((d) => lookup(d.feature))
     .filter((p): p is FeatureInterface => p !== undefined);
   const related = [feature, ...parents];
-  const boundaries = new Set<number>();
-  for (const f of related) {
-    for (const c of constraintsOf(f, fast)) {
-      if (c.operator !== 'DATE_AFTER' && c.operator !== 'DATE_BEFORE') continue;
-      const at = new Date(c.value ?? '').getTime();
-      if (!Number.isNaN(at)) boundaries.add(at);
-    }
-  }
   const toggle: CompiledToggle = {
     name: feature.name,
     impressionData: feature.impressionData === true,
     constant: undefined,
-    cacheable: related.every((f) => usesOnlyBuiltIns(f, fast)),
-    dateBoundaries: [...boundaries].sort((a, b) => a - b),
+    customCode: related.some(
+      (f) => Array.isArray(f.strategies) && f.strategies.some((s) => !fast.isBuiltInStrategy(s.name)),
+    ),
+    determinism: determinismOf(related, fast),
     outcomes: new Map(),
     inputs: memoInputs(related, fast),
     memo: new Map(),
@@ -245,4 +223,49 @@ export function compileToggle(
   if (!isConstant(feature, fast)) return toggle;
   const result: SdkVariant = { ...FALLBACK, feature_enabled: feature.enabled === true };
   return { ...toggle, constant: outcomeOf(toggle, result) };
+}
+
+/**
+ * Compiles one definitions revision. A toggle that cannot be compiled (definitions the validation
+ * let through but this code does not expect) is evaluated by the SDK alone on every request: it
+ * never takes the other toggles, or the process, down.
+ */
+export function compilePlan(
+  revision: number,
+  features: readonly FeatureInterface[],
+  fast: FastEvaluation,
+  lookup: (name: string) => FeatureInterface | undefined,
+  definitions: () => unknown,
+  onCompileError: (name: string, err: unknown) => void,
+): Plan {
+  const toggles = features.map((feature) => {
+    try {
+      return compileToggle(feature, fast, lookup);
+    } catch (err) {
+      onCompileError(feature.name, err);
+      return uncompiled(feature);
+    }
+  });
+  return {
+    revision,
+    digest: definitionsDigest(definitions()),
+    toggles,
+    byName: new Map(toggles.map((t) => [t.name, t])),
+    determinism: combine(toggles.map((t) => t.determinism)),
+    builtInOnly: toggles.every((t) => !t.customCode),
+  };
+}
+
+/** A toggle evaluated by the SDK on every request, never remembered. */
+function uncompiled(feature: FeatureInterface): CompiledToggle {
+  return {
+    name: String(feature.name),
+    impressionData: feature.impressionData === true,
+    constant: undefined,
+    customCode: true,
+    determinism: { never: true, currentTime: false, userOrSession: false, seed: false, fields: [] },
+    outcomes: new Map(),
+    inputs: undefined,
+    memo: new Map(),
+  };
 }

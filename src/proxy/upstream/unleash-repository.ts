@@ -15,32 +15,12 @@ import type {
   EvaluatedToggle,
   FastEvaluation,
   FeatureRepository,
-  SdkVariant,
   UpstreamStats,
   UsagePlan,
 } from './feature-repository';
 import { GuardedRepository } from './guarded-repository';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
-
-const FALLBACK_VARIANT = Object.freeze({ name: 'disabled', enabled: false });
-
-/** The toggle of the response for one SDK answer (the one mapping used by every evaluation path). */
-export function toEvaluatedToggle(
-  name: string,
-  impressionData: boolean,
-  result: SdkVariant,
-): EvaluatedToggle {
-  const variant = result.payload
-    ? {
-        name: result.name,
-        enabled: result.enabled,
-        payload: { type: String(result.payload.type), value: result.payload.value },
-      }
-    : result.name === FALLBACK_VARIANT.name && !result.enabled
-      ? FALLBACK_VARIANT
-      : { name: result.name, enabled: result.enabled };
-  return { name, enabled: Boolean(result.feature_enabled), impressionData, variant };
-}
+import { FALLBACK_VARIANT, toEvaluatedToggle } from '../evaluation/toggle-json';
 
 /** The SDK's usage-metrics collector, as far as batched counting needs it (a private field of `Unleash`). */
 interface SdkMetrics {

@@ -1,34 +1,34 @@
-/** Something the cache holds, with its approximate size in bytes. */
-export interface Sized {
-  readonly bytes: number;
-}
-
-export interface ResponseCacheOptions {
-  /** Upper bound of the summed `bytes` of all entries. */
+export interface AnswerCacheOptions {
+  /** Upper bound of the summed sizes of all entries (keys are fixed-size digests, counted in). */
   maxBytes: number;
   maxEntries: number;
   /** Keys remembered to admit an entry on its second sighting only. */
   maxSeen: number;
 }
 
-/** An entry and whether it was read since eviction last passed over it. */
+/** An entry, its size in bytes, and whether it was read since eviction last passed over it. */
 interface Slot<V> {
   readonly value: V;
+  readonly bytes: number;
   referenced: boolean;
 }
 
+/** What a key (a fixed-size digest) and a Map slot cost besides the value. */
+const KEY_BYTES = 160;
+
 /**
- * A bounded cache keyed by strings, with a doorkeeper: a key is worth caching only when it was seen
+ * Whole answers of pure requests, keyed by their derived ETag (a fixed-size digest, never a
+ * client-chosen value), with a doorkeeper: a key is worth caching only when it was seen
  * before, so a stream of one-off contexts neither churns the cache nor grows memory. Eviction is
  * second-chance (CLOCK), an approximation of LRU whose hit costs one lookup and a flag: the oldest
  * entry goes unless it was read since eviction last passed it, in which case it moves to the back.
  */
-export class ResponseCache<V extends Sized> {
+export class AnswerCache<V> {
   private readonly entries = new Map<string, Slot<V>>();
   private seen = new Set<string>();
   private bytes = 0;
 
-  constructor(private readonly options: ResponseCacheOptions) {}
+  constructor(private readonly options: AnswerCacheOptions) {}
 
   get size(): number {
     return this.entries.size;
@@ -53,11 +53,13 @@ export class ResponseCache<V extends Sized> {
     return false;
   }
 
-  set(key: string, value: V): void {
-    if (value.bytes > this.options.maxBytes / 8) return;
+  /** Keeps `value` (of about `size` bytes) unless it is too large to keep: then it is only served. */
+  set(key: string, value: V, size: number): void {
+    const bytes = size + KEY_BYTES;
+    if (bytes > this.options.maxBytes / 8) return;
     this.delete(key);
-    this.entries.set(key, { value, referenced: false });
-    this.bytes += value.bytes;
+    this.entries.set(key, { value, bytes, referenced: false });
+    this.bytes += bytes;
     while (this.bytes > this.options.maxBytes || this.entries.size > this.options.maxEntries) {
       const oldest = this.entries.entries().next();
       if (oldest.done) break;
@@ -78,6 +80,6 @@ export class ResponseCache<V extends Sized> {
     const slot = this.entries.get(key);
     if (slot === undefined) return;
     this.entries.delete(key);
-    this.bytes -= slot.value.bytes;
+    this.bytes -= slot.bytes;
   }
 }

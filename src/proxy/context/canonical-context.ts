@@ -6,7 +6,7 @@ import type { Context } from 'unleash-client';
  * absent ones. Undefined when a value is not a string (an enricher's Date, number or object), as
  * then equal keys would not prove equal evaluation.
  */
-export function contextKey(context: Context): string | undefined {
+export function canonicalContext(context: Context): string | undefined {
   const parts: string[] = [];
   const record = context as Record<string, unknown>;
   for (const name of Object.keys(record).sort()) {

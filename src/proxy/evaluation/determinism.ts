@@ -1,0 +1,126 @@
+import type { Context } from 'unleash-client';
+import type { FeatureInterface } from 'unleash-client/lib/feature';
+import type { Segment } from 'unleash-client/lib/strategy/strategy';
+
+/**
+ * What a context must carry for a toggle's answer to be a pure function of the definitions and
+ * that context, as `unleash-client` 6 evaluates it. Otherwise chance (`Math.random` seeds), the
+ * clock, the host or code we do not know decides:
+ * - `never`: a custom strategy, `gradualRolloutRandom`, `random` stickiness, or
+ *   `applicationHostname` (the same request gives other answers on other hosts);
+ * - `currentTime`: a DATE_AFTER/DATE_BEFORE constraint compares with the clock unless the context
+ *   says what time it is;
+ * - `userOrSession`: a `flexibleRollout` with default stickiness rolls a die without either;
+ * - `seed`: a variant split with default stickiness needs one of userId, sessionId, remoteAddress;
+ * - `fields`: a variant split sticky on a custom field rolls a die when the field is missing.
+ */
+export interface Determinism {
+  readonly never: boolean;
+  readonly currentTime: boolean;
+  readonly userOrSession: boolean;
+  readonly seed: boolean;
+  readonly fields: readonly string[];
+}
+
+export const ALWAYS_DETERMINISTIC: Determinism = Object.freeze({
+  never: false,
+  currentTime: false,
+  userOrSession: false,
+  seed: false,
+  fields: Object.freeze([]) as readonly string[],
+});
+
+interface Sources {
+  isBuiltInStrategy(name: string): boolean;
+  segment(id: number): Segment | undefined;
+}
+
+class Collector {
+  never = false;
+  currentTime = false;
+  userOrSession = false;
+  seed = false;
+  readonly fields = new Set<string>();
+
+  variantSeed(stickiness: unknown): void {
+    if (stickiness === undefined || stickiness === null || stickiness === '' || stickiness === 'default')
+      this.seed = true;
+    else if (stickiness === 'random') this.never = true;
+    else this.fields.add(String(stickiness));
+  }
+
+  constraints(list: readonly { operator?: unknown }[] | null | undefined): void {
+    for (const c of list ?? []) {
+      if (c && (c.operator === 'DATE_AFTER' || c.operator === 'DATE_BEFORE')) this.currentTime = true;
+    }
+  }
+
+  result(): Determinism {
+    if (!this.never && !this.currentTime && !this.userOrSession && !this.seed && this.fields.size === 0)
+      return ALWAYS_DETERMINISTIC;
+    return {
+      never: this.never,
+      currentTime: this.currentTime,
+      userOrSession: this.userOrSession,
+      seed: this.seed,
+      fields: [...this.fields].sort(),
+    };
+  }
+}
+
+/** What these definitions (a toggle and the parents it depends on) need of a context. */
+export function determinismOf(features: readonly FeatureInterface[], sources: Sources): Determinism {
+  const out = new Collector();
+  for (const feature of features) {
+    for (const strategy of Array.isArray(feature.strategies) ? feature.strategies : []) {
+      const parameters = (strategy.parameters ?? {}) as Record<string, unknown>;
+      if (!sources.isBuiltInStrategy(strategy.name)) out.never = true;
+      else if (strategy.name === 'gradualRolloutRandom' || strategy.name === 'applicationHostname')
+        out.never = true;
+      else if (strategy.name === 'flexibleRollout') {
+        const stickiness = parameters.stickiness || 'default';
+        if (stickiness === 'default') out.userOrSession = true;
+        else if (stickiness === 'random') out.never = true;
+      }
+      out.constraints(strategy.constraints);
+      for (const id of strategy.segments ?? []) out.constraints(sources.segment(id)?.constraints);
+      const variants = strategy.variants ?? [];
+      if (variants.length > 0) out.variantSeed(variants[0].stickiness || parameters.stickiness);
+    }
+    const variants = feature.variants ?? [];
+    if (variants.length > 0) out.variantSeed(variants[0].stickiness);
+  }
+  return out.result();
+}
+
+/** The union of several requirements: what a context needs for all of their answers to be pure. */
+export function combine(list: readonly Determinism[]): Determinism {
+  const out = new Collector();
+  for (const d of list) {
+    if (d === ALWAYS_DETERMINISTIC) continue;
+    out.never ||= d.never;
+    out.currentTime ||= d.currentTime;
+    out.userOrSession ||= d.userOrSession;
+    out.seed ||= d.seed;
+    for (const f of d.fields) out.fields.add(f);
+  }
+  return out.result();
+}
+
+const nonEmpty = (value: unknown) => typeof value === 'string' && value !== '';
+
+/** True when, for this (enhanced) context, the answer cannot depend on chance, the clock or the host. */
+export function isDeterministic(d: Determinism, context: Context): boolean {
+  if (d === ALWAYS_DETERMINISTIC) return true;
+  if (d.never) return false;
+  if (d.currentTime && !context.currentTime) return false;
+  if (d.userOrSession && !context.userId && !context.sessionId) return false;
+  if (d.seed && !nonEmpty(context.userId) && !nonEmpty(context.sessionId) && !nonEmpty(context.remoteAddress))
+    return false;
+  for (const field of d.fields) {
+    const root = (context as Record<string, unknown>)[field];
+    const value = root ?? context.properties?.[field];
+    if (!value) return false;
+  }
+  return true;
+}

@@ -1,0 +1,31 @@
+import { hash } from 'node:crypto';
+
+/**
+ * Where an answer's ETag comes from. Two kinds, both weak validators:
+ * - derived: for an answer that is a pure function of the definitions and the context, a digest of
+ *   (answer format, definitions digest, selection, canonical context). A matching `If-None-Match`
+ *   is then answered 304 without evaluating and without remembering anything per user, and every
+ *   process and replica with the same definitions gives the same ETag for the same context.
+ * - of the body: for every other answer (chance, the clock, custom code decide), a digest of the
+ *   bytes served.
+ */
+
+/** Changes whenever the serialisation of answers changes, so old validators stop matching. */
+const ANSWER_FORMAT = 'flags-proxy/answer/1';
+
+const digest = (input: string): string => hash('sha256', input, 'base64url').slice(0, 32);
+
+/** The digest of one definitions revision: its canonical JSON (toggles sorted by name, their segments). */
+export function definitionsDigest(definitions: unknown): string {
+  return digest(`${ANSWER_FORMAT}\u0000${JSON.stringify(definitions)}`);
+}
+
+/** The ETag of a pure answer: derived from its inputs, so it is known before evaluating. */
+export function derivedEtag(definitions: string, selection: string, canonicalContext: string): string {
+  return `W/"d-${digest(`${definitions}\u0000${selection}\u0000${canonicalContext}`)}"`;
+}
+
+/** The ETag of an answer that only its body can validate. */
+export function bodyEtag(body: string | Buffer): string {
+  return `W/"b-${hash('sha256', body, 'base64url').slice(0, 32)}"`;
+}

@@ -1,0 +1,93 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import type { Request } from 'express';
+import type { Context } from 'unleash-client';
+import { EndpointDisabled, ValidationError } from '../../common/errors/http-errors';
+import type { ContextEnricher } from '../config/types';
+import { completeContext, contextFromBody, contextFromQuery } from '../context/build-context';
+import { describeIssues, proxyBodySchema } from '../context/schemas';
+import type { Evaluator, Reply, Selection } from './evaluator';
+import { writeReply } from './write-reply';
+
+/** What an evaluation endpoint lists: enabled toggles (`/proxy`) or all of them (`/proxy/all`). */
+export type Listing = 'enabled' | 'all';
+
+export interface PipelineOptions {
+  evaluator: Evaluator;
+  environment: string | undefined;
+  enrichers: readonly ContextEnricher[];
+  enableAllEndpoint: boolean;
+}
+
+/** A request's context and selection, read from its query (GET) or body (POST). */
+export interface EvaluationInput {
+  readonly clientContext: Context;
+  readonly toggles: readonly string[] | undefined;
+}
+
+/**
+ * The steps every evaluation request runs after its client key and readiness were checked (by
+ * `RequestGate`, in front of every route): input → context → selection → evaluation and validator
+ * → write. Express routes and the raw GET path both call these, so each step exists once.
+ */
+export class EvaluationPipeline {
+  constructor(private readonly options: PipelineOptions) {}
+
+  /** True when a context is the query and the socket address alone (no enrichers to await). */
+  get synchronous(): boolean {
+    return this.options.enrichers.length === 0;
+  }
+
+  /** Input of a GET: the query string (400 for a parameter given twice). */
+  fromQuery(query: string): EvaluationInput {
+    return { clientContext: contextFromQuery(parseQuery(query)), toggles: undefined };
+  }
+
+  /** Input of a POST: the parsed JSON body (400 naming the field that is wrong). */
+  fromBody(body: unknown): EvaluationInput {
+    const parsed = proxyBodySchema.safeParse(body);
+    if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssues(parsed.error)}`);
+    const raw = body && typeof body === 'object' ? (body as { context?: unknown }).context : undefined;
+    return { clientContext: contextFromBody(raw), toggles: parsed.data.toggles };
+  }
+
+  /** 501 for `/all` unless enabled; then which toggles the request asks for. */
+  selection(listing: Listing, input: EvaluationInput): Selection {
+    if (listing === 'all' && !this.options.enableAllEndpoint)
+      throw new EndpointDisabled(
+        '/proxy/all is disabled; enable it with enableAllEndpoint or ENABLE_ALL_ENDPOINT=true',
+      );
+    if (input.toggles) return { kind: 'named', names: input.toggles };
+    return { kind: listing };
+  }
+
+  /** The context without enrichers: the client's fields, the configured environment, the socket address. */
+  baseContext(input: EvaluationInput, req: IncomingMessage): Context {
+    return completeContext(input.clientContext, req as Request, this.options.environment);
+  }
+
+  /** The full evaluation context: the base context through every enricher, in file order. */
+  async context(input: EvaluationInput, req: Request): Promise<Context> {
+    let context = this.baseContext(input, req);
+    for (const enrich of this.options.enrichers) context = await enrich(context, req);
+    return context;
+  }
+
+  /** Evaluation and validator: the toggle list, or 304 when the client's `If-None-Match` still holds. */
+  reply(req: IncomingMessage, selection: Selection, context: Context): Reply {
+    return this.options.evaluator.reply(selection, context, req.headers['if-none-match']);
+  }
+
+  /** The whole pipeline for an Express route whose key, readiness and body were checked in front of it. */
+  async handle(listing: Listing, req: Request, res: ServerResponse): Promise<void> {
+    const input = req.method === 'POST' ? this.fromBody(req.body) : this.fromQuery(queryOf(req.originalUrl));
+    const selection = this.selection(listing, input);
+    const context = await this.context(input, req);
+    writeReply(res, this.reply(req, selection, context));
+  }
+}
+
+function queryOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? '' : url.slice(q + 1);
+}

@@ -1,0 +1,34 @@
+import type { ServerResponse } from 'node:http';
+import type { Reply } from './evaluator';
+
+/** Browsers and SDKs may reuse a toggle list for two seconds, then revalidate with its ETag. */
+export const CACHE_CONTROL = 'public, max-age=2';
+
+/**
+ * The last step of every evaluation request: the headers of spec 4.2 and the toggle list, or a 304
+ * without a body. Node's response API only, so the raw path and Express routes share it. With
+ * `headers` (a flat `[name, value, ...]` list, e.g. remembered CORS headers) a 304 is one `writeHead`.
+ */
+export function writeReply(res: ServerResponse, reply: Reply, headers?: readonly string[]): void {
+  if (reply.notModified) {
+    if (headers) {
+      res.writeHead(304, [...headers, 'Cache-Control', CACHE_CONTROL, 'ETag', reply.etag]);
+    } else {
+      res.setHeader('Cache-Control', CACHE_CONTROL);
+      res.setHeader('ETag', reply.etag);
+      res.statusCode = 304;
+    }
+    res.end();
+    return;
+  }
+  if (headers) for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i], headers[i + 1]);
+  res.setHeader('Cache-Control', CACHE_CONTROL);
+  res.setHeader('ETag', reply.etag);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader(
+    'Content-Length',
+    typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.length,
+  );
+  res.statusCode = 200;
+  res.end(reply.body);
+}
