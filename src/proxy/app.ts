@@ -15,6 +15,8 @@ import { Evaluator } from './evaluation/evaluator';
 import { installFastLane } from './evaluation/fast-lane';
 import { evaluationRouter } from './evaluation/router';
 import { healthRouter } from './health/router';
+import { ChangeStreams } from './ofrep/event-stream';
+import { ofrepRouter } from './ofrep/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
 import { RequestMetrics } from './prometheus/request-metrics';
@@ -36,6 +38,8 @@ export type ProxyApp = Express & {
   readonly features: FeatureRepository;
   /** Usage metrics of client SDKs waiting to be forwarded upstream. */
   readonly clientUsage: ClientUsage;
+  /** The open OFREP change-notification streams; `close()` ends them. */
+  readonly changeStreams: ChangeStreams;
 };
 
 /** Assembles a proxy: configuration in, Express app out. */
@@ -61,6 +65,12 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   metrics.trackClientUsage(clientUsage);
 
   const evaluator = new Evaluator(features);
+  const changeStreams = new ChangeStreams({
+    features,
+    maxStreams: config.maxStreams,
+    heartbeatMs: config.streamHeartbeatInterval,
+    registry: metrics.registry,
+  });
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -104,6 +114,21 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       evaluator,
     }),
   );
+  app.use(
+    `${config.proxyBasePath}/ofrep`,
+    ofrepRouter({
+      features,
+      environment: config.environment,
+      maxBodySize: config.maxBodySize,
+      enrichers,
+      auth: {
+        clientKeysHeaderName: config.clientKeysHeaderName,
+        clientKeys: config.clientKeys,
+        serverTokens: config.expServerSideSdkConfig.tokens,
+      },
+      streams: changeStreams,
+    }),
+  );
   app.use(notFoundHandler);
   app.use(errorMiddleware(config.logger));
   installFastLane(app, {
@@ -124,11 +149,13 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   return Object.assign(app, {
     whenReady: () => features.whenReady(),
     close: async () => {
+      changeStreams.close();
       await Promise.all([clientUsage.close(), features.close()]);
       metrics.close();
     },
     proxyConfig: config,
     features,
     clientUsage,
+    changeStreams,
   });
 }
