@@ -16,6 +16,8 @@ import { installFastLane } from './evaluation/fast-lane';
 import { EvaluationPipeline } from './evaluation/pipeline';
 import { evaluationRouter } from './evaluation/router';
 import { healthRouter } from './health/router';
+import { ChangeStreams } from './ofrep/event-stream';
+import { ofrepRouter } from './ofrep/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
 import { RequestMetrics } from './prometheus/request-metrics';
@@ -37,6 +39,8 @@ export type ProxyApp = Express & {
   readonly features: FeatureRepository;
   /** Usage metrics of client SDKs waiting to be forwarded upstream. */
   readonly clientUsage: ClientUsage;
+  /** The open OFREP change-notification streams; `close()` ends them. */
+  readonly changeStreams: ChangeStreams;
 };
 
 /** Assembles a proxy: configuration in, Express app out. */
@@ -69,6 +73,12 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     enableAllEndpoint: config.enableAllEndpoint,
   });
   const checkKey = keyCheck(config.clientKeysHeaderName, config.clientKeys, 'client key');
+  const changeStreams = new ChangeStreams({
+    features,
+    maxStreams: config.maxStreams,
+    heartbeatMs: config.streamHeartbeatInterval,
+    registry: metrics.registry,
+  });
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -102,6 +112,21 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   app.use(proxyPath, (req, _res, next) => next(checkKey(req.headers[config.clientKeysHeaderName])));
   app.use(proxyPath, prometheusRouter(metrics));
   app.use(proxyPath, evaluationRouter(pipeline, config.maxBodySize));
+  app.use(
+    `${config.proxyBasePath}/ofrep`,
+    ofrepRouter({
+      features,
+      environment: config.environment,
+      maxBodySize: config.maxBodySize,
+      enrichers,
+      auth: {
+        clientKeysHeaderName: config.clientKeysHeaderName,
+        clientKeys: config.clientKeys,
+        serverTokens: config.expServerSideSdkConfig.tokens,
+      },
+      streams: changeStreams,
+    }),
+  );
   app.use(notFoundHandler);
   app.use(errorMiddleware(config.logger));
   installFastLane(app, {
@@ -120,11 +145,13 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   return Object.assign(app, {
     whenReady: () => features.whenReady(),
     close: async () => {
+      changeStreams.close();
       await Promise.all([clientUsage.close(), features.close()]);
       metrics.close();
     },
     proxyConfig: config,
     features,
     clientUsage,
+    changeStreams,
   });
 }

@@ -27,6 +27,8 @@ export async function start(
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= new Promise<void>((resolve) => {
+      // Open change streams would hold the server for the whole grace period.
+      app.changeStreams.close();
       server.close(() => resolve());
       server.closeIdleConnections();
       // Keep-alive clients that keep sending would hold the server open: cut them after a grace period.

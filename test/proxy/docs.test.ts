@@ -84,6 +84,9 @@ describe('OpenAPI description and UI', () => {
         '/proxy/client/register',
         '/proxy/health',
         '/proxy/internal-backstage/prometheus',
+        '/ofrep/v1/evaluate/flags',
+        '/ofrep/v1/evaluate/flags/{key}',
+        '/ofrep/v1/flag-changes',
       ].sort(),
     );
     expect(doc.paths?.['/proxy']?.get).toBeDefined();

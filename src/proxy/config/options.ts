@@ -254,6 +254,20 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     doc: 'Largest accepted request body in bytes; larger ones get 413',
   },
   {
+    key: 'maxStreams',
+    env: ['FLAGS_MAX_STREAMS'],
+    parse: p.wholeNumber,
+    default: 10000,
+    doc: 'Most OFREP change-notification streams (SSE) open at once; more get 503',
+  },
+  {
+    key: 'streamHeartbeatInterval',
+    env: ['FLAGS_STREAM_HEARTBEAT_INTERVAL'],
+    parse: p.wholeNumber,
+    default: 15000,
+    doc: 'ms between comment heartbeats on OFREP change-notification streams',
+  },
+  {
     key: 'expBootstrap.url',
     env: ['EXP_BOOTSTRAP_URL'],
     parse: p.httpUrl,

@@ -106,6 +106,8 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     httpsProxy: get('httpsProxy'),
     noProxy: get('noProxy'),
     maxBodySize: get('maxBodySize'),
+    maxStreams: get('maxStreams'),
+    streamHeartbeatInterval: get('streamHeartbeatInterval'),
     expBootstrap,
     expServerSideSdkConfig: { tokens: get('expServerSideSdkConfig.tokens') },
     expCustomEnrichers: get('expCustomEnrichers'),

@@ -55,6 +55,8 @@ export interface ProxyOptions {
   httpsProxy?: string;
   noProxy?: string;
   maxBodySize?: number;
+  maxStreams?: number;
+  streamHeartbeatInterval?: number;
   expBootstrap?: BootstrapOptions;
   expServerSideSdkConfig?: { tokens?: string[] | string };
   /** Paths of JavaScript files exporting enricher lists, or enricher functions. */
@@ -93,6 +95,8 @@ export interface ProxyConfig {
   httpsProxy: string | undefined;
   noProxy: string | undefined;
   maxBodySize: number;
+  maxStreams: number;
+  streamHeartbeatInterval: number;
   expBootstrap: BootstrapOptions | undefined;
   expServerSideSdkConfig: { tokens: string[] };
   expCustomEnrichers: Array<string | ContextEnricher>;

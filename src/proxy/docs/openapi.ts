@@ -14,6 +14,7 @@ import { clientMetricsSchema, clientRegistrationSchema } from '../client-metrics
 import type { ProxyConfig } from '../config/types';
 import { ROOT_FIELDS } from '../context/build-context';
 import { contextSchema, proxyBodySchema } from '../context/schemas';
+import { OFREP_COMPONENT_SCHEMAS, OFREP_SECURITY_SCHEMES, ofrepPaths } from '../ofrep/openapi';
 import { clientFeaturesSchema } from '../upstream/definitions-schema';
 import { errorResponseComponents, errorResponses } from './error-responses';
 import {
@@ -49,6 +50,7 @@ const COMPONENT_SCHEMAS: Array<[string, z.ZodType]> = [
   ['ClientMetrics', clientMetricsSchema],
   ['ClientRegistration', clientRegistrationSchema],
   ['ClientFeatures', clientFeaturesSchema],
+  ...OFREP_COMPONENT_SCHEMAS,
 ];
 
 const CONTEXT_FIELDS: Record<(typeof ROOT_FIELDS)[number], string> = {
@@ -252,7 +254,10 @@ export function buildOpenApi(
     })
     .addTag({ name: 'Evaluation', description: 'Toggle evaluation for a context' })
     .addTag({ name: 'Client SDKs', description: 'Endpoints SDKs use besides evaluation' })
-    .addTag({ name: 'Operations', description: 'Health and metrics' });
+    .addTag({ name: 'Operations', description: 'Health and metrics' })
+    .addTag({ name: 'OpenFeature (OFREP)', description: 'OpenFeature Remote Evaluation Protocol' });
+  for (const [name, scheme] of Object.entries(OFREP_SECURITY_SCHEMES))
+    builder.addSecurityScheme(name, scheme);
 
   for (const [id, schema] of Object.entries(componentSchemas())) builder.addSchema(id, schema);
   for (const [name, response] of Object.entries(errorResponseComponents('#/components/schemas/Error'))) {
@@ -326,6 +331,7 @@ export function buildOpenApi(
         },
       },
     },
+    ...ofrepPaths(),
   };
   return doc;
 }

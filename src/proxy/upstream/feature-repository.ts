@@ -1,5 +1,6 @@
 import type { ClientFeaturesResponse, Context } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
+import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
 import type { Segment } from 'unleash-client/lib/strategy/strategy';
 
 export interface EvaluatedVariant {
@@ -54,6 +55,11 @@ export interface FastEvaluation {
    */
   isBuiltInStrategy(name: string): boolean;
   segment(id: number): Segment | undefined;
+  /**
+   * The strategy of the toggle's definition that enabled it in the last `resolve` of that toggle;
+   * undefined when no strategy did (disabled, nothing matched, or a toggle without strategies).
+   */
+  decidingStrategy(name: string): StrategyTransportInterface | undefined;
 }
 
 export interface UpstreamStats {

@@ -91,6 +91,8 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private sortedRevision = -1;
   private readonly strategyErrors: RateLimitedLog;
   private readonly upstreamWarnings: RateLimitedLog;
+  /** OFREP reasons: the strategy call that last returned enabled (see watchStrategies). */
+  private decided: { name: string; parameters: unknown; variants: unknown } | undefined;
 
   constructor({ config, strategies, httpOptions }: UnleashRepositoryOptions) {
     this.logger = config.logger;
@@ -153,6 +155,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
       };
       this.metrics = metrics;
     }
+    this.watchStrategies();
     this.fastEvaluation = this.createFastEvaluation();
     this.readyPromise = new Promise((resolve) => {
       this.repository.once('ready', () => {
@@ -265,7 +268,10 @@ export class UnleashFeatureRepository implements FeatureRepository {
     const staticContext = this.staticContext;
     return {
       enhance: (context) => ({ ...staticContext, ...context }),
-      resolve: (name, enhanced) => client.forceGetVariant(name, enhanced),
+      resolve: (name, enhanced) => {
+        this.decided = undefined;
+        return client.forceGetVariant(name, enhanced);
+      },
       failed: (name, err) => this.failed(name, this.repository.getToggle(name), err),
       count: (name, enabled, variant) => {
         if (!this.metrics) {
@@ -300,8 +306,42 @@ export class UnleashFeatureRepository implements FeatureRepository {
       // Custom strategies come first in the SDK's lookup, so a custom one shadows a built-in name.
       isBuiltInStrategy: (name) => !this.customStrategies.some((s) => s.name === name),
       segment: (id) => this.repository.getSegment(id),
+      decidingStrategy: (name) => {
+        const decided = this.decided;
+        if (!decided) return undefined;
+        // The SDK passes the definition's own parameters and variants objects: identity finds it.
+        return this.repository
+          .getToggle(name)
+          ?.strategies?.find(
+            (s) =>
+              s.name === decided.name &&
+              s.parameters === decided.parameters &&
+              s.variants === decided.variants,
+          );
+      },
     };
   }
+
+  // ---- OFREP reasons (h4-ofrep): which strategy definition enabled a toggle. Self-contained. ----
+  /**
+   * Puts a wrapper in front of each of this client's strategies (the SDK's shared built-in instances
+   * stay untouched) that notes the strategy call returning enabled. The SDK stops at the first
+   * strategy that enables a toggle, after evaluating its parents, so the last note of a `resolve`
+   * that came back enabled is the deciding strategy of that toggle.
+   */
+  private watchStrategies(): void {
+    const client = this.unleash.sdkClient as unknown as { strategies: Strategy[] };
+    client.strategies = client.strategies.map((strategy) => {
+      const watched = Object.create(strategy) as Strategy;
+      watched.getResult = (parameters, context, constraints, variants) => {
+        const result = strategy.getResult(parameters, context, constraints, variants);
+        if (result.enabled) this.decided = { name: strategy.name, parameters, variants };
+        return result;
+      };
+      return watched;
+    });
+  }
+  // ---- end OFREP reasons ----
 
   /** Adds the batched usage counts to the SDK's bucket, as the SDK's own `count` calls would have. */
   private flushUsage(): void {

@@ -1,0 +1,74 @@
+import { hash } from 'node:crypto';
+import type { Request, RequestHandler } from 'express';
+import { AuthenticationRequired, NoAccessError } from '../../common/errors/http-errors';
+import { keyFromHeader, secretMatcher } from '../auth/client-key';
+
+export interface OfrepAuthOptions {
+  clientKeysHeaderName: string;
+  clientKeys: readonly string[];
+  /** Server-side SDK tokens: valid credentials, but not for evaluation (403). */
+  serverTokens: readonly string[];
+}
+
+/**
+ * The stream token of a client key: what the stream URL carries instead of the key, because a
+ * browser's `EventSource` cannot send headers. A one-way digest: it opens change streams only, never
+ * evaluates, and does not reveal the key; the same key gives the same token on every replica.
+ */
+export function streamToken(clientKey: string): string {
+  return hash('sha256', `flags-proxy ofrep change stream\u0000${clientKey}`, 'base64url');
+}
+
+/** The candidate keys of a request: the configured header (also as `Bearer`), `Authorization: Bearer`, `X-API-Key`. */
+function candidates(req: Request, headerName: string): string[] {
+  const found = [
+    keyFromHeader(req.headers[headerName]),
+    keyFromHeader(req.headers.authorization),
+    keyFromHeader(req.headers['x-api-key']),
+  ];
+  return [...new Set(found.filter((k): k is string => k !== undefined && k !== ''))];
+}
+
+/** Finds the accepted client key of a request; 401 without one, 403 for a server-side SDK token. */
+export function ofrepKeyCheck(opts: OfrepAuthOptions): (req: Request) => string {
+  const isClientKey = secretMatcher(opts.clientKeys);
+  const isServerToken = secretMatcher(opts.serverTokens);
+  return (req) => {
+    const keys = candidates(req, opts.clientKeysHeaderName);
+    const key = keys.find((k) => isClientKey(k));
+    if (key !== undefined) return key;
+    if (keys.length === 0) throw new AuthenticationRequired('Missing client key');
+    if (opts.serverTokens.length > 0 && keys.some((k) => isServerToken(k))) {
+      throw new NoAccessError('Server-side SDK tokens cannot evaluate flags; use a client key');
+    }
+    throw new AuthenticationRequired('Invalid client key');
+  };
+}
+
+/** Middleware form of `ofrepKeyCheck`; the accepted key is kept in `res.locals.clientKey`. */
+export function requireOfrepKey(opts: OfrepAuthOptions): RequestHandler {
+  const check = ofrepKeyCheck(opts);
+  return (req, res, next) => {
+    res.locals.clientKey = check(req);
+    next();
+  };
+}
+
+/**
+ * The stream accepts a client key in a header (non-browser clients) or the stream token of one in
+ * the `token` query parameter (browsers).
+ */
+export function requireStreamAccess(opts: OfrepAuthOptions): RequestHandler {
+  const check = ofrepKeyCheck(opts);
+  const isToken = secretMatcher(opts.clientKeys.map(streamToken));
+  return (req, _res, next) => {
+    const token = req.query.token;
+    if (typeof token === 'string' && token !== '') {
+      if (!isToken(token)) throw new AuthenticationRequired('Invalid stream token');
+      next();
+      return;
+    }
+    check(req);
+    next();
+  };
+}

@@ -1,0 +1,151 @@
+import { hash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { NotReady } from '../../common/errors/http-errors';
+import type { FeatureRepository } from '../upstream/feature-repository';
+
+export interface ChangeStreamsOptions {
+  features: FeatureRepository;
+  /** Most streams open at once; more are refused with 503. */
+  maxStreams: number;
+  /** ms between comment heartbeats; 0 sends none. */
+  heartbeatMs: number;
+  /** The app's Prometheus registry: the open-streams gauge and the cut-streams counter go there. */
+  registry: Registry;
+}
+
+/** A definitions revision as change notifications name it. */
+export interface DefinitionsVersion {
+  /** Event id: a digest of the definitions, the same on every replica serving them. */
+  readonly id: string;
+  readonly etag: string;
+  /** Unix seconds of the last accepted definitions change. */
+  readonly lastModified: number;
+}
+
+/** The most bytes a stream may have waiting to be written before it counts as not reading. */
+const MAX_PENDING_BYTES = 64 * 1024;
+
+const HEARTBEAT = Buffer.from(':\n\n');
+
+/**
+ * The open OFREP change-notification streams (Server-Sent Events) of one app: a `refetchEvaluation`
+ * event to each when the definitions revision changes, a comment heartbeat on one shared timer,
+ * at most `maxStreams` open, and a stream whose client does not read is cut once its write buffer
+ * fills. Holds nothing per stream but the response.
+ */
+export class ChangeStreams {
+  private readonly open = new Set<ServerResponse>();
+  private readonly unsubscribe: () => void;
+  private readonly timer: NodeJS.Timeout | undefined;
+  private readonly cut: Counter<'reason'>;
+  private closed = false;
+  private cached: { revision: number; version: DefinitionsVersion } | undefined;
+
+  constructor(private readonly options: ChangeStreamsOptions) {
+    this.unsubscribe = options.features.onChange(() => this.publish());
+    if (options.heartbeatMs > 0) {
+      this.timer = setInterval(() => this.broadcast(HEARTBEAT), options.heartbeatMs);
+      this.timer.unref();
+    }
+    const open = this.open;
+    new Gauge({
+      name: 'flags_proxy_event_streams',
+      help: 'OFREP change-notification streams (SSE) open now',
+      registers: [options.registry],
+      collect() {
+        this.set(open.size);
+      },
+    });
+    this.cut = new Counter({
+      name: 'flags_proxy_event_streams_refused_total',
+      help: 'OFREP change-notification streams refused or cut, by reason (limit, slow_reader)',
+      labelNames: ['reason'],
+      registers: [options.registry],
+    });
+  }
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** The current definitions' version; computed once per revision. */
+  version(): DefinitionsVersion {
+    const { features } = this.options;
+    if (this.cached?.revision !== features.revision) {
+      const digest = hash('sha256', JSON.stringify(features.clientFeatures()), 'base64url').slice(0, 22);
+      const lastUpdate = features.stats.lastUpdate || Date.now();
+      this.cached = {
+        revision: features.revision,
+        version: { id: digest, etag: `"${digest}"`, lastModified: Math.floor(lastUpdate / 1000) },
+      };
+    }
+    return this.cached.version;
+  }
+
+  /**
+   * Turns a response into a stream. `since` is the version the client last saw (`Last-Event-ID`,
+   * or the one its stream URL names): when the definitions changed since, the event is sent at once.
+   * Throws a 503 when closed or when `maxStreams` are open.
+   */
+  accept(res: ServerResponse, since: string | undefined): void {
+    if (this.closed) throw new NotReady('flags-proxy is shutting down; reconnect to another instance');
+    if (this.open.size >= this.options.maxStreams) {
+      this.cut.inc({ reason: 'limit' });
+      res.setHeader('Retry-After', '5');
+      throw new NotReady(
+        `Too many open change streams (maxStreams / FLAGS_MAX_STREAMS = ${this.options.maxStreams}); retry later`,
+      );
+    }
+    this.open.add(res);
+    res.once('close', () => this.open.delete(res));
+    res.socket?.setNoDelay(true);
+    res.socket?.setTimeout(0);
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      // no-transform also keeps the compression middleware from buffering the stream
+      'Cache-Control': 'no-cache, no-transform',
+      'X-Accel-Buffering': 'no',
+    });
+    let first = ': connected\n\n';
+    if (since !== undefined && since !== this.version().id) first += frame(this.version());
+    this.write(res, Buffer.from(first));
+  }
+
+  /** Sends the current version to every stream. */
+  publish(): void {
+    if (this.open.size > 0) this.broadcast(Buffer.from(frame(this.version())));
+  }
+
+  /** Ends every stream and refuses new ones. */
+  close(): void {
+    this.closed = true;
+    this.unsubscribe();
+    if (this.timer) clearInterval(this.timer);
+    for (const res of [...this.open]) res.end();
+    this.open.clear();
+  }
+
+  private broadcast(chunk: Buffer): void {
+    for (const res of [...this.open]) this.write(res, chunk);
+  }
+
+  private write(res: ServerResponse, chunk: Buffer): void {
+    if (res.destroyed || res.writableEnded) return;
+    const accepted = res.write(chunk);
+    if (!accepted && res.writableLength > MAX_PENDING_BYTES) {
+      this.cut.inc({ reason: 'slow_reader' });
+      this.open.delete(res);
+      res.destroy();
+    }
+  }
+}
+
+function frame(version: DefinitionsVersion): string {
+  const data = JSON.stringify({
+    type: 'refetchEvaluation',
+    etag: version.etag,
+    lastModified: version.lastModified,
+  });
+  return `id: ${version.id}\nevent: message\ndata: ${data}\n\n`;
+}

@@ -1,0 +1,173 @@
+import { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import type { Context } from 'unleash-client';
+import type { z } from 'zod';
+import { AuthenticationRequired, NoAccessError, NotFoundError } from '../../common/errors/http-errors';
+import { etagMatches, weakEtag } from '../../common/http/etag';
+import { jsonBody } from '../../common/http/json-body';
+import type { ContextEnricher } from '../config/types';
+import { completeContext, contextFromBody } from '../context/build-context';
+import { describeIssues } from '../context/schemas';
+import { evaluateWithDetails } from '../evaluation/details';
+import { requireReady } from '../readiness/require-ready';
+import type { FeatureRepository } from '../upstream/feature-repository';
+import { requireOfrepKey, requireStreamAccess, streamToken, type OfrepAuthOptions } from './auth';
+import type { ChangeStreams } from './event-stream';
+import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
+import { ofrepRequestSchema } from './schemas';
+
+/** Seconds a hidden browser tab keeps its change stream open (ADR-0008's default). */
+export const INACTIVITY_DELAY_SEC = 120;
+
+/** Path of the change stream under `{prefix}/ofrep`. */
+export const STREAM_PATH = '/v1/flag-changes';
+
+export interface OfrepRouterOptions {
+  features: FeatureRepository;
+  environment: string | undefined;
+  maxBodySize: number;
+  enrichers: readonly ContextEnricher[];
+  auth: OfrepAuthOptions;
+  streams: ChangeStreams;
+}
+
+/** An error answered in OFREP's own shape: `{errorCode, errorDetails}`, with `key` for one flag. */
+class OfrepError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: { key?: string; errorCode: string; errorDetails: string },
+  ) {
+    super(body.errorDetails);
+  }
+}
+
+function sendJson(res: Response, status: number, body: unknown): void {
+  res.status(status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+/** 400 in OFREP's words: problems inside `context` are INVALID_CONTEXT, the rest PARSE_ERROR. */
+function badRequest(error: z.ZodError, key: string | undefined): OfrepError {
+  const inContext = error.issues.some((issue) => issue.path[0] === 'context');
+  return new OfrepError(400, {
+    ...(key === undefined ? {} : { key }),
+    errorCode: inContext ? 'INVALID_CONTEXT' : 'PARSE_ERROR',
+    errorDetails: `Invalid request body: ${describeIssues(error)}`,
+  });
+}
+
+/**
+ * `POST {prefix}/ofrep/v1/evaluate/flags/{key}`, `POST {prefix}/ofrep/v1/evaluate/flags` and the
+ * change stream `GET {prefix}/ofrep/v1/flag-changes`, mounted under `{prefix}/ofrep`.
+ */
+export function ofrepRouter(opts: OfrepRouterOptions): Router {
+  const router = Router();
+  const requireKey = requireOfrepKey(opts.auth);
+
+  const evaluationContext = async (req: Request, key: string | undefined): Promise<Context> => {
+    const parsed = ofrepRequestSchema.safeParse(req.body ?? {});
+    if (!parsed.success) throw badRequest(parsed.error, key);
+    const raw = (req.body as { context?: Record<string, unknown> | null } | undefined)?.context ?? {};
+    const { targetingKey: _targetingKey, ...rest } = raw;
+    const userId = parsed.data.context?.targetingKey;
+    // OpenFeature's targetingKey is the user: it wins over a `userId` sent beside it.
+    const clientPart = contextFromBody(userId === undefined || userId === null ? rest : { ...rest, userId });
+    let context = completeContext(clientPart, req, opts.environment);
+    for (const enrich of opts.enrichers) context = await enrich(context, req);
+    return context;
+  };
+
+  router.use(requireReady(opts.features));
+
+  router.post('/v1/evaluate/flags/:key', requireKey, ...jsonBody(opts.maxBodySize), async (req, res) => {
+    const key = String(req.params.key);
+    const context = await evaluationContext(req, key);
+    const details = evaluateWithDetails(opts.features, key, context);
+    const result: OfrepResult = details ? toOfrepResult(details) : flagNotFound(key);
+    const status = 'errorCode' in result ? (result.errorCode === 'FLAG_NOT_FOUND' ? 404 : 500) : 200;
+    res.setHeader('Cache-Control', 'no-store');
+    sendJson(res, status, result);
+  });
+
+  router.post('/v1/evaluate/flags', requireKey, ...jsonBody(opts.maxBodySize), async (req, res) => {
+    const context = await evaluationContext(req, undefined);
+    const flags = opts.features.toggles().map((feature) => {
+      const details = evaluateWithDetails(opts.features, feature.name, context);
+      return details ? toOfrepResult(details) : flagNotFound(feature.name);
+    });
+    const flagsJson = JSON.stringify(flags);
+    // The validator covers the flag values only: the stream URL's `since` changing alone is no change.
+    const etag = weakEtag(flagsJson);
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('ETag', etag);
+    if (etagMatches(req.headers['if-none-match'], etag)) {
+      res.status(304).end();
+      return;
+    }
+    const eventStreams = [
+      {
+        type: 'sse',
+        url: streamUrl(req, String(res.locals.clientKey), opts.streams.version().id),
+        inactivityDelaySec: INACTIVITY_DELAY_SEC,
+      },
+    ];
+    res
+      .status(200)
+      .type('application/json; charset=utf-8')
+      .send(`{"flags":${flagsJson},"eventStreams":${JSON.stringify(eventStreams)}}`);
+  });
+
+  router.get(STREAM_PATH, requireStreamAccess(opts.auth), (req, res) => {
+    const lastEventId = req.headers['last-event-id'];
+    const since = typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : req.query.since;
+    opts.streams.accept(res, typeof since === 'string' ? since : undefined);
+  });
+
+  router.use((req, _res, next) => {
+    next(new NotFoundError(`No endpoint ${req.method} ${req.baseUrl}${req.path}`));
+  });
+  router.use(ofrepErrors);
+  return router;
+}
+
+/** The absolute stream URL for this request's host: a browser's EventSource needs one. */
+function streamUrl(req: Request, clientKey: string, since: string): string {
+  const query = new URLSearchParams({ token: streamToken(clientKey), since });
+  return `${req.protocol}://${req.host}${req.baseUrl}${STREAM_PATH}?${query.toString()}`;
+}
+
+/** The flag key of a single-flag evaluation path (route parameters are gone when errors get here). */
+function flagKeyOfPath(path: string): string | undefined {
+  const match = /^\/v1\/evaluate\/flags\/([^/]+)$/.exec(path);
+  if (!match) return undefined;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return match[1];
+  }
+}
+
+/** OFREP's own answers: 401/403 without a body, 400/404/500 in its error shape; the rest as everywhere. */
+const ofrepErrors: ErrorRequestHandler = (err: unknown, req, res, next) => {
+  if (res.headersSent) {
+    next(err);
+    return;
+  }
+  if (err instanceof AuthenticationRequired || err instanceof NoAccessError) {
+    res.status(err.status).end();
+    return;
+  }
+  if (err instanceof OfrepError) {
+    sendJson(res, err.status, err.body);
+    return;
+  }
+  const parseFailed = (err as { type?: unknown } | null)?.type === 'entity.parse.failed';
+  if (parseFailed) {
+    const key = flagKeyOfPath(req.path);
+    sendJson(res, 400, {
+      ...(key === undefined ? {} : { key }),
+      errorCode: 'PARSE_ERROR',
+      errorDetails: `Request body is not valid JSON: ${(err as Error).message}`,
+    });
+    return;
+  }
+  next(err);
+};
