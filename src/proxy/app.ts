@@ -14,6 +14,7 @@ import { docsRouter } from './docs/router';
 import { Evaluator } from './evaluation/evaluator';
 import { installFastLane } from './evaluation/fast-lane';
 import { evaluationRouter } from './evaluation/router';
+import { frontendFeatureRouter } from './frontend-api/feature-router';
 import { healthRouter } from './health/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
@@ -51,6 +52,9 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     httpOptions: { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent },
   });
   const proxyPath = `${config.proxyBasePath}/proxy`;
+  // The Unleash frontend API (Unleash Edge's paths): the /proxy routers, mounted at both paths.
+  const frontendPath = `${config.proxyBasePath}/api/frontend`;
+  const clientPaths = [proxyPath, frontendPath];
   const metrics = new ProxyMetrics(features);
   const clientUsage = new ClientUsage({
     config,
@@ -73,14 +77,14 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   app.use(...everyResponse, ...bodyResponse);
   if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
   app.use(proxyPath, healthRouter(features));
-  app.use(proxyPath, requireReady(features));
+  app.use(clientPaths, requireReady(features));
   // These two authenticate by themselves: server-side SDK tokens are accepted there.
   app.use(
     proxyPath,
     serverSdkRouter({ features, auth: requireServerToken(config.expServerSideSdkConfig.tokens) }),
   );
   app.use(
-    proxyPath,
+    clientPaths,
     clientMetricsRouter({
       usage: clientUsage,
       auth: requireClientKeyOrServerToken({
@@ -91,10 +95,10 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       maxBodySize: config.maxBodySize,
     }),
   );
-  app.use(proxyPath, requireKey(config.clientKeysHeaderName, config.clientKeys, 'client key'));
+  app.use(clientPaths, requireKey(config.clientKeysHeaderName, config.clientKeys, 'client key'));
   app.use(proxyPath, prometheusRouter(metrics));
   app.use(
-    proxyPath,
+    clientPaths,
     evaluationRouter({
       features,
       environment: config.environment,
@@ -102,6 +106,15 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       maxBodySize: config.maxBodySize,
       enrichers,
       evaluator,
+    }),
+  );
+  app.use(
+    frontendPath,
+    frontendFeatureRouter({
+      evaluator,
+      environment: config.environment,
+      maxBodySize: config.maxBodySize,
+      enrichers,
     }),
   );
   app.use(notFoundHandler);
