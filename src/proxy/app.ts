@@ -15,6 +15,7 @@ import { Evaluator } from './evaluation/evaluator';
 import { installFastLane } from './evaluation/fast-lane';
 import { EvaluationPipeline } from './evaluation/pipeline';
 import { evaluationRouter } from './evaluation/router';
+import { frontendFeatureRouter } from './frontend-api/feature-router';
 import { healthRouter } from './health/router';
 import { ChangeStreams } from './ofrep/event-stream';
 import { ofrepRouter } from './ofrep/router';
@@ -56,6 +57,9 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     httpOptions: { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent },
   });
   const proxyPath = `${config.proxyBasePath}/proxy`;
+  // The Unleash frontend API (Unleash Edge's paths): the /proxy routers, mounted at both paths.
+  const frontendPath = `${config.proxyBasePath}/api/frontend`;
+  const clientPaths = [proxyPath, frontendPath];
   const metrics = new ProxyMetrics(features);
   const clientUsage = new ClientUsage({
     config,
@@ -91,14 +95,14 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   app.use(...everyResponse, ...bodyResponse);
   if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
   app.use(proxyPath, healthRouter(features));
-  app.use(proxyPath, requireReady(features));
+  app.use(clientPaths, requireReady(features));
   // These two authenticate by themselves: server-side SDK tokens are accepted there.
   app.use(
     proxyPath,
     serverSdkRouter({ features, auth: requireServerToken(config.expServerSideSdkConfig.tokens) }),
   );
   app.use(
-    proxyPath,
+    clientPaths,
     clientMetricsRouter({
       usage: clientUsage,
       auth: requireClientKeyOrServerToken({
@@ -109,9 +113,10 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       maxBodySize: config.maxBodySize,
     }),
   );
-  app.use(proxyPath, (req, _res, next) => next(checkKey(req.headers[config.clientKeysHeaderName])));
+  app.use(clientPaths, (req, _res, next) => next(checkKey(req.headers[config.clientKeysHeaderName])));
   app.use(proxyPath, prometheusRouter(metrics));
-  app.use(proxyPath, evaluationRouter(pipeline, config.maxBodySize));
+  app.use(clientPaths, evaluationRouter(pipeline, config.maxBodySize));
+  app.use(frontendPath, frontendFeatureRouter(pipeline, config.maxBodySize));
   app.use(
     `${config.proxyBasePath}/ofrep`,
     ofrepRouter({
@@ -130,7 +135,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   app.use(notFoundHandler);
   app.use(errorMiddleware(config.logger));
   installFastLane(app, {
-    paths: [proxyPath],
+    paths: clientPaths,
     pipeline,
     features,
     clientKeysHeaderName: config.clientKeysHeaderName,

@@ -35,7 +35,7 @@ test('exits 1 naming every missing required option and its variable on one line'
   const { code, stderr } = await exited;
   expect(code).toBe(1);
   expect(stderr.trim().split('\n')).toEqual([
-    'flags-proxy: cannot start: Missing required configuration: flagsUrl (FLAGS_URL), flagsApiToken (FLAGS_API_TOKEN), clientKeys (FLAGS_PROXY_CLIENT_KEYS)',
+    'flags-proxy: cannot start: Missing required configuration: flagsUrl: FLAGS_URL (or UNLEASH_URL), flagsApiToken: FLAGS_API_TOKEN (or UNLEASH_API_TOKEN), clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS)',
   ]);
 });
 
@@ -88,6 +88,59 @@ test('serves on PORT from environment variables and flushes usage metrics on SIG
     };
     expect(bucket.appName).toBe('proxy-under-test');
     expect(bucket.bucket.toggles['for-alice'].yes).toBe(1);
+  } finally {
+    child.kill('SIGKILL');
+    await upstream.stop();
+  }
+});
+
+test("starts with only the reference Unleash proxy's environment and serves /proxy and /api/frontend", async () => {
+  const upstream = await new TestUpstream(sampleFeatures()).start();
+  const port = 30000 + Math.floor(Math.random() * 20000);
+  // Exactly what a container of the reference proxy is given; no FLAGS_* variable at all.
+  const { child, exited } = run({
+    UNLEASH_URL: upstream.url,
+    UNLEASH_API_TOKEN: upstream.token,
+    UNLEASH_PROXY_CLIENT_KEYS: 'ref-key-a,ref-key-b',
+    UNLEASH_APP_NAME: 'reference-app',
+    UNLEASH_METRICS_INTERVAL: '600000',
+    PORT: String(port),
+    LOG_LEVEL: 'info',
+  });
+  try {
+    let body: { toggles: Array<{ name: string }> } | undefined;
+    await waitFor(async () => {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/proxy?userId=alice`, {
+          headers: { Authorization: 'ref-key-b' },
+        });
+        if (res.status !== 200) return false;
+        body = (await res.json()) as { toggles: Array<{ name: string }> };
+        return true;
+      } catch {
+        return false;
+      }
+    }, 15_000);
+    expect(body?.toggles.map((t) => t.name)).toContain('for-alice');
+    const frontend = await fetch(`http://127.0.0.1:${port}/api/frontend?userId=alice`, {
+      headers: { Authorization: 'ref-key-a' },
+    });
+    expect(frontend.status).toBe(200);
+    expect(await frontend.json()).toEqual(body);
+    const refused = await fetch(`http://127.0.0.1:${port}/proxy`, { headers: { Authorization: 'nope' } });
+    expect(refused.status).toBe(401);
+    // Registered upstream under the reference variable's app name.
+    expect(upstream.featureRequests()[0].headers['unleash-appname']).toBe('reference-app');
+
+    child.kill('SIGTERM');
+    const { code, stdout, stderr } = await exited;
+    expect(code).toBe(0);
+    const aliasLines = `${stdout}${stderr}`.split('\n').filter((l) => l.includes('reference Unleash proxy'));
+    expect(aliasLines).toHaveLength(1);
+    expect(aliasLines[0]).toContain(
+      'UNLEASH_URL, UNLEASH_API_TOKEN, UNLEASH_PROXY_CLIENT_KEYS, UNLEASH_APP_NAME, UNLEASH_METRICS_INTERVAL',
+    );
+    expect(aliasLines[0]).not.toContain('ref-key');
   } finally {
     child.kill('SIGKILL');
     await upstream.stop();

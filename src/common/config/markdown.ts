@@ -8,11 +8,17 @@ function shownDefault(spec: OptionSpec): string {
   return `\`${value}\``;
 }
 
+/** ` (alias `UNLEASH_URL`)` after a name that has aliases; nothing otherwise. */
+function aliasNote(aliases: readonly string[] | undefined): string {
+  if (aliases === undefined || aliases.length === 0) return '';
+  return ` (alias ${aliases.map((a) => `\`${a}\``).join(' / ')})`;
+}
+
 /** The README table of an option list: one row per option. */
 export function optionsMarkdownTable(specs: readonly OptionSpec[]): string {
   const rows = specs.map((spec) => {
     const env = spec.env.length > 0 ? spec.env.map((e) => `\`${e}\``).join(' / ') : '(code only)';
-    return `| \`${spec.key}\` | ${env} | ${shownDefault(spec)} | ${spec.doc} |`;
+    return `| \`${spec.key}\`${aliasNote(spec.aliases?.code)} | ${env}${aliasNote(spec.aliases?.env)} | ${shownDefault(spec)} | ${spec.doc} |`;
   });
   return ['| Option | Environment variable | Default | Meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
@@ -22,7 +28,10 @@ export function envExampleLines(specs: readonly OptionSpec[]): string[] {
   const lines: string[] = [];
   for (const spec of specs) {
     if (spec.env.length === 0) continue;
-    lines.push(`# ${spec.doc}. Default: ${shownDefault(spec).replace(/`/g, '')}`);
+    const aliases = spec.aliases?.env ?? [];
+    const aliasText =
+      aliases.length > 0 ? `. Also read as ${aliases.join(', ')} (the reference proxy's name)` : '';
+    lines.push(`# ${spec.doc}. Default: ${shownDefault(spec).replace(/`/g, '')}${aliasText}`);
     lines.push(`${spec.required ? '' : '#'}${spec.env[0]}=`);
   }
   return lines;

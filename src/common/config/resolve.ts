@@ -6,6 +6,12 @@ export interface OptionSpec<T = unknown> {
   key: string;
   /** Environment variables, first one wins. Empty for code-only options. */
   env: readonly string[];
+  /**
+   * Other names of the same option, read when none of ours is given: the reference Unleash
+   * proxy's, so its configuration works unchanged. `env` aliases lose to every name in `env`;
+   * `code` aliases lose to `key` and win over the environment, as every code option does.
+   */
+  aliases?: { env?: readonly string[]; code?: readonly string[] };
   parse: Parser<T>;
   default?: T;
   /** Shown in the README/.env.example table when the default is computed or not a plain value. */
@@ -36,42 +42,85 @@ function readPath(options: object, key: string): unknown {
   return value;
 }
 
-function describe(spec: OptionSpec): string {
-  return spec.env.length > 0 ? `${spec.key} (${spec.env.join(' or ')})` : spec.key;
+/** How a missing option is named: `clientKeys (FLAGS_PROXY_CLIENT_KEYS)`, `flagsUrl: FLAGS_URL (or UNLEASH_URL)`. */
+export function describeOption(spec: OptionSpec): string {
+  if (spec.env.length === 0) return spec.key;
+  const envNames = spec.env.join(' or ');
+  const envAliases = spec.aliases?.env ?? [];
+  if (envAliases.length === 0) return `${spec.key} (${envNames})`;
+  return `${spec.key}: ${envNames} (or ${envAliases.join(' or ')})`;
+}
+
+/** The problem line naming every missing required option; undefined when none is missing. */
+export function missingLine(missing: readonly OptionSpec[]): string | undefined {
+  if (missing.length === 0) return undefined;
+  return `Missing required configuration: ${missing.map(describeOption).join(', ')}`;
+}
+
+/** Where a resolved value came from: our code name or variable, or one of the option's aliases. */
+export interface OptionSource {
+  /** The name the value was read under: a code option (`unleashUrl`) or a variable (`UNLEASH_URL`). */
+  name: string;
+  from: 'code' | 'env';
+  alias: boolean;
+}
+
+type Resolved = { values: Map<string, unknown>; problems: string[]; missing: OptionSpec[] };
+
+function findSource(spec: OptionSpec, options: object, env: Env): OptionSource | undefined {
+  const given = (name: string) => env[name] !== undefined && env[name] !== '';
+  if (readPath(options, spec.key) !== undefined) return { name: spec.key, from: 'code', alias: false };
+  const codeAlias = spec.aliases?.code?.find((name) => readPath(options, name) !== undefined);
+  if (codeAlias !== undefined) return { name: codeAlias, from: 'code', alias: true };
+  const envName = spec.env.find(given);
+  if (envName !== undefined) return { name: envName, from: 'env', alias: false };
+  const envAlias = spec.aliases?.env?.find(given);
+  if (envAlias !== undefined) return { name: envAlias, from: 'env', alias: true };
+  return undefined;
 }
 
 /**
- * Resolves every option with precedence code > environment > default, collecting all problems so
- * that one start-up error names every missing or malformed option together.
+ * Resolves every option with precedence code > environment > default (within each, our name over
+ * an alias), collecting all problems so that one start-up error names every missing or malformed
+ * option together. `sources` says which name each given value was read under.
  */
 export function resolveOptions(
   specs: readonly OptionSpec[],
   options: object,
   env: Env,
-): { values: Map<string, unknown>; problems: string[] } {
+): Resolved & { sources: Map<string, OptionSource> } {
   const values = new Map<string, unknown>();
-  const missing: string[] = [];
+  const sources = new Map<string, OptionSource>();
+  const missing: OptionSpec[] = [];
   const problems: string[] = [];
   for (const spec of specs) {
-    const fromCode = readPath(options, spec.key);
-    const envName = spec.env.find((name) => env[name] !== undefined && env[name] !== '');
+    const source = findSource(spec, options, env);
     let value: unknown = spec.default;
     try {
-      if (fromCode !== undefined) {
+      if (source?.from === 'code') {
+        const fromCode = readPath(options, source.name);
         value = spec.codeOnly ? fromCode : spec.parse(fromCode);
-      } else if (envName !== undefined) {
-        value = spec.parse(env[envName]);
+      } else if (source?.from === 'env') {
+        value = spec.parse(env[source.name]);
       }
     } catch (err) {
       if (!(err instanceof ParseError)) throw err;
-      const source = fromCode !== undefined ? `option ${spec.key}` : `${envName}`;
-      const shown = spec.secret || fromCode !== undefined ? '' : `=${JSON.stringify(env[envName as string])}`;
-      problems.push(`Invalid ${source}${shown}: ${err.message}`);
+      problems.push(`Invalid ${invalidName(spec, source as OptionSource, env)}: ${err.message}`);
       continue;
     }
-    if (value === undefined && spec.required) missing.push(describe(spec));
+    if (source !== undefined) sources.set(spec.key, source);
+    if (value === undefined && spec.required) missing.push(spec);
     values.set(spec.key, value);
   }
-  if (missing.length > 0) problems.unshift(`Missing required configuration: ${missing.join(', ')}`);
-  return { values, problems };
+  const line = missingLine(missing);
+  if (line !== undefined) problems.unshift(line);
+  return { values, problems, missing, sources };
+}
+
+/** `FLAGS_URL="x"`, `UNLEASH_URL="x" (alias of FLAGS_URL)`, `option unleashUrl (alias of flagsUrl)`; secrets unshown. */
+function invalidName(spec: OptionSpec, source: OptionSource, env: Env): string {
+  const aliasOf = source.alias ? ` (alias of ${source.from === 'code' ? spec.key : spec.env[0]})` : '';
+  if (source.from === 'code') return `option ${source.name}${aliasOf}`;
+  const shown = spec.secret ? '' : `=${JSON.stringify(env[source.name])}`;
+  return `${source.name}${shown}${aliasOf}`;
 }

@@ -20,6 +20,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'flagsUrl',
     env: ['FLAGS_URL'],
+    aliases: { env: ['UNLEASH_URL'], code: ['unleashUrl'] },
     parse: p.httpUrl,
     required: true,
     doc: 'API URL of the upstream flag server, e.g. http://localhost:4242/api',
@@ -27,6 +28,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'flagsApiToken',
     env: ['FLAGS_API_TOKEN'],
+    aliases: { env: ['UNLEASH_API_TOKEN'], code: ['unleashApiToken'] },
     parse: p.string,
     required: true,
     secret: true,
@@ -35,6 +37,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'clientKeys',
     env: ['FLAGS_PROXY_CLIENT_KEYS'],
+    aliases: { env: ['UNLEASH_PROXY_CLIENT_KEYS'] },
     parse: p.nonEmptyList,
     required: true,
     secret: true,
@@ -43,6 +46,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'proxySecrets',
     env: ['FLAGS_PROXY_SECRETS'],
+    aliases: { env: ['UNLEASH_PROXY_SECRETS'] },
     parse: p.nonEmptyList,
     secret: true,
     doc: 'Deprecated alias of clientKeys (logs a warning); used only when clientKeys is unset',
@@ -65,6 +69,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'flagsAppName',
     env: ['FLAGS_APP_NAME'],
+    aliases: { env: ['UNLEASH_APP_NAME'], code: ['unleashAppName'] },
     parse: p.string,
     default: 'flags-proxy',
     doc: 'App name used to register with the upstream',
@@ -72,6 +77,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'flagsInstanceId',
     env: ['FLAGS_INSTANCE_ID'],
+    aliases: { env: ['UNLEASH_INSTANCE_ID'], code: ['unleashInstanceId'] },
     parse: p.string,
     defaultDoc: '(generated)',
     doc: 'Instance id used to register with the upstream',
@@ -79,6 +85,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'refreshInterval',
     env: ['FLAGS_FETCH_INTERVAL'],
+    aliases: { env: ['UNLEASH_FETCH_INTERVAL'] },
     parse: p.wholeNumber,
     default: 5000,
     doc: 'Milliseconds between polls of the upstream',
@@ -86,6 +93,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'metricsInterval',
     env: ['FLAGS_METRICS_INTERVAL'],
+    aliases: { env: ['UNLEASH_METRICS_INTERVAL'] },
     parse: p.wholeNumber,
     default: 30000,
     doc: 'Milliseconds between usage-metric reports to the upstream',
@@ -93,6 +101,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'metricsJitter',
     env: ['FLAGS_METRICS_JITTER'],
+    aliases: { env: ['UNLEASH_METRICS_JITTER'] },
     parse: p.wholeNumber,
     default: 0,
     doc: 'Milliseconds of random jitter added to the metrics interval',
@@ -100,12 +109,14 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'environment',
     env: ['FLAGS_ENVIRONMENT'],
+    aliases: { env: ['UNLEASH_ENVIRONMENT'] },
     parse: p.string,
     doc: 'Fixed context environment; clients cannot override it',
   },
   {
     key: 'projectName',
     env: ['FLAGS_PROJECT_NAME'],
+    aliases: { env: ['UNLEASH_PROJECT_NAME'] },
     parse: p.string,
     doc: 'Project id; only toggles of that project are known',
   },
@@ -113,6 +124,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'customStrategies',
     env: ['FLAGS_CUSTOM_STRATEGIES_FILE'],
+    aliases: { env: ['UNLEASH_CUSTOM_STRATEGIES_FILE'] },
     parse: pluginList(isStrategy, 'strategy instances'),
     default: [],
     defaultDoc: '(none)',
@@ -128,12 +140,14 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'namePrefix',
     env: ['FLAGS_NAME_PREFIX'],
+    aliases: { env: ['UNLEASH_NAME_PREFIX'] },
     parse: p.string,
     doc: 'Only features whose name has this prefix are requested',
   },
   {
     key: 'tags',
     env: ['FLAGS_TAGS'],
+    aliases: { env: ['UNLEASH_TAGS'] },
     parse: tags,
     doc: 'Tag filter, format tagName:tagValue,tagName2:tagValue2',
   },

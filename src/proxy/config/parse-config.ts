@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ConfigError, resolveOptions } from '../../common/config/resolve';
+import { ConfigError, missingLine, resolveOptions } from '../../common/config/resolve';
 import { createLogger, type Logger, type LogLevel } from '../../common/logging/logger';
 import { scrubbingLogger, secretValues, urlPasswords } from '../../common/logging/redact';
 import { PROXY_OPTIONS } from './options';
@@ -13,7 +13,7 @@ type Env = Record<string, string | undefined>;
  * wins over defaults. Throws a ConfigError naming every missing or malformed option.
  */
 export function parseConfig(options: ProxyOptions = {}, env: Env = process.env): ProxyConfig {
-  const { values, problems } = resolveOptions(PROXY_OPTIONS, options, env);
+  const { values, problems, missing, sources } = resolveOptions(PROXY_OPTIONS, options, env);
   const get = <T>(key: string): T => values.get(key) as T;
 
   // clientKeys is required unless the deprecated proxySecrets supplies the keys.
@@ -22,15 +22,11 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
   const usedDeprecated = clientKeys === undefined && deprecatedKeys !== undefined;
   if (usedDeprecated) {
     clientKeys = deprecatedKeys;
-    const idx = problems.findIndex((line) => line.startsWith('Missing required configuration'));
-    if (idx >= 0) {
-      const rest = problems[idx]
-        .replace('Missing required configuration: ', '')
-        .split(', ')
-        .filter((name) => !name.startsWith('clientKeys'));
-      if (rest.length === 0) problems.splice(idx, 1);
-      else problems[idx] = `Missing required configuration: ${rest.join(', ')}`;
-    }
+    const before = missingLine(missing);
+    const after = missingLine(missing.filter((spec) => spec.key !== 'clientKeys'));
+    const idx = problems.findIndex((line) => line === before);
+    if (idx >= 0 && after === undefined) problems.splice(idx, 1);
+    else if (idx >= 0 && after !== undefined) problems[idx] = after;
   }
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -47,9 +43,15 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     ],
   );
   if (usedDeprecated) {
+    const source = sources.get('proxySecrets');
+    const given = source?.alias ? ` (given as ${source.name})` : '';
     logger.warn(
-      'proxySecrets / FLAGS_PROXY_SECRETS is deprecated; use clientKeys / FLAGS_PROXY_CLIENT_KEYS instead',
+      `proxySecrets / FLAGS_PROXY_SECRETS is deprecated${given}; use clientKeys / FLAGS_PROXY_CLIENT_KEYS instead`,
     );
+  }
+  const aliases = [...sources.values()].filter((source) => source.alias).map((source) => source.name);
+  if (aliases.length > 0) {
+    logger.info(`Configuration read under the reference Unleash proxy's names: ${aliases.join(', ')}`);
   }
 
   const bootstrapUrl = get<string | undefined>('expBootstrap.url');

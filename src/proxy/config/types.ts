@@ -61,6 +61,14 @@ export interface ProxyOptions {
   expServerSideSdkConfig?: { tokens?: string[] | string };
   /** Paths of JavaScript files exporting enricher lists, or enricher functions. */
   expCustomEnrichers?: Array<string | ContextEnricher> | string;
+  /** The reference Unleash proxy's name of `flagsUrl`; `flagsUrl` wins when both are given. */
+  unleashUrl?: string;
+  /** The reference Unleash proxy's name of `flagsApiToken`; `flagsApiToken` wins when both are given. */
+  unleashApiToken?: string;
+  /** The reference Unleash proxy's name of `flagsAppName`; `flagsAppName` wins when both are given. */
+  unleashAppName?: string;
+  /** The reference Unleash proxy's name of `flagsInstanceId`; `flagsInstanceId` wins when both are given. */
+  unleashInstanceId?: string;
 }
 
 /** The validated configuration every part of the proxy reads. */

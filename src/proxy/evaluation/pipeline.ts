@@ -3,6 +3,7 @@ import { parse as parseQuery } from 'node:querystring';
 import type { Request } from 'express';
 import type { Context } from 'unleash-client';
 import { EndpointDisabled, ValidationError } from '../../common/errors/http-errors';
+import { etagMatches } from '../../common/http/etag';
 import type { ContextEnricher } from '../config/types';
 import { completeContext, contextFromBody, contextFromQuery } from '../context/build-context';
 import { describeIssues, proxyBodySchema } from '../context/schemas';
@@ -33,6 +34,15 @@ export interface EvaluationInput {
 export class EvaluationPipeline {
   constructor(private readonly options: PipelineOptions) {}
 
+  get evaluator(): Evaluator {
+    return this.options.evaluator;
+  }
+
+  /** True when the request's `If-None-Match` names this ETag. */
+  matches(req: IncomingMessage, etag: string): boolean {
+    return etagMatches(req.headers['if-none-match'], etag);
+  }
+
   /** True when a context is the query and the socket address alone (no enrichers to await). */
   get synchronous(): boolean {
     return this.options.enrichers.length === 0;
@@ -51,11 +61,11 @@ export class EvaluationPipeline {
     return { clientContext: contextFromBody(raw), toggles: parsed.data.toggles };
   }
 
-  /** 501 for `/all` unless enabled; then which toggles the request asks for. */
-  selection(listing: Listing, input: EvaluationInput): Selection {
+  /** 501 for `/all` unless enabled (`basePath` names the path asked for); then which toggles are asked for. */
+  selection(listing: Listing, input: EvaluationInput, basePath = '/proxy'): Selection {
     if (listing === 'all' && !this.options.enableAllEndpoint)
       throw new EndpointDisabled(
-        '/proxy/all is disabled; enable it with enableAllEndpoint or ENABLE_ALL_ENDPOINT=true',
+        `${basePath}/all is disabled; enable it with enableAllEndpoint or ENABLE_ALL_ENDPOINT=true`,
       );
     if (input.toggles) return { kind: 'named', names: input.toggles };
     return { kind: listing };
@@ -81,7 +91,7 @@ export class EvaluationPipeline {
   /** The whole pipeline for an Express route whose key, readiness and body were checked in front of it. */
   async handle(listing: Listing, req: Request, res: ServerResponse): Promise<void> {
     const input = req.method === 'POST' ? this.fromBody(req.body) : this.fromQuery(queryOf(req.originalUrl));
-    const selection = this.selection(listing, input);
+    const selection = this.selection(listing, input, req.baseUrl);
     const context = await this.context(input, req);
     writeReply(res, this.reply(req, selection, context));
   }
