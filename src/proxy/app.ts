@@ -6,6 +6,7 @@ import { PROXY_OPTIONS } from './config/options';
 import { parseConfig } from './config/parse-config';
 import type { ProxyConfig, ProxyOptions } from './config/types';
 import { requireKey } from './auth/client-key';
+import { createBackup } from './backup/create-backup';
 import { ClientUsage } from './client-metrics/client-usage';
 import { clientMetricsRouter } from './client-metrics/router';
 import { CorsHeaderMemo } from './cors/cors-headers';
@@ -45,13 +46,16 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const strategies = loadStrategies(config.customStrategies);
   const enrichers = loadEnrichers(config.expCustomEnrichers);
   const agent = upstreamAgent(config);
+  const backup = createBackup(config);
   const features = new UnleashFeatureRepository({
     config,
     strategies,
     httpOptions: { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent },
+    backup,
   });
   const proxyPath = `${config.proxyBasePath}/proxy`;
   const metrics = new ProxyMetrics(features);
+  backup?.register(metrics.registry);
   const clientUsage = new ClientUsage({
     config,
     httpOptions: { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent },
@@ -125,6 +129,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     whenReady: () => features.whenReady(),
     close: async () => {
       await Promise.all([clientUsage.close(), features.close()]);
+      await backup?.close();
       metrics.close();
     },
     proxyConfig: config,

@@ -21,6 +21,7 @@ import type {
 } from './feature-repository';
 import { GuardedRepository } from './guarded-repository';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
+import type { DefinitionsBackup } from '../backup/definitions-backup';
 
 const FALLBACK_VARIANT = Object.freeze({ name: 'disabled', enabled: false });
 
@@ -83,6 +84,8 @@ export interface UnleashRepositoryOptions {
   config: ProxyConfig;
   strategies: Strategy[];
   httpOptions: HttpOptions;
+  /** Shared backup: written with every upstream answer, read at start while the upstream does not answer. */
+  backup?: DefinitionsBackup;
 }
 
 /** Exactly one trailing slash: the SDK resolves `client/features` against it. */
@@ -112,7 +115,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private readonly strategyErrors: RateLimitedLog;
   private readonly upstreamWarnings: RateLimitedLog;
 
-  constructor({ config, strategies, httpOptions }: UnleashRepositoryOptions) {
+  constructor({ config, strategies, httpOptions, backup }: UnleashRepositoryOptions) {
     this.logger = config.logger;
     this.strategyErrors = new RateLimitedLog(this.logger, 60_000);
     this.upstreamWarnings = new RateLimitedLog(this.logger, 60_000);
@@ -138,15 +141,21 @@ export class UnleashFeatureRepository implements FeatureRepository {
       ),
       bootstrapOverride: false,
       // In memory by default: a backup file left by an earlier run must not make a fresh proxy ready.
-      storageProvider: config.storageProvider ?? new InMemStorageProvider<ClientFeaturesResponse>(),
+      storageProvider:
+        backup?.storageProvider(config.storageProvider) ??
+        config.storageProvider ??
+        new InMemStorageProvider<ClientFeaturesResponse>(),
       mode: { type: 'polling', format: 'full' },
-      onDefinitions: () => undefined,
+      onDefinitions: (fromApi) => {
+        if (fromApi) backup?.save(this.clientFeatures());
+      },
       onRejected: (status, retryInMs) => {
         this.logger.error(
           `Upstream ${featuresUrl} rejected the API token (HTTP ${status}); check FLAGS_API_TOKEN. Retrying in ${Math.round(retryInMs / 1000)}s`,
         );
       },
     });
+    backup?.watch(this.repository);
     this.customStrategies = strategies;
     this.staticContext = { appName: config.flagsAppName, environment: config.environment ?? 'default' };
     this.unleash = new ProxyUnleash({
