@@ -37,6 +37,8 @@ export type ProxyApp = Express & {
   readonly features: FeatureRepository;
   /** Usage metrics of client SDKs waiting to be forwarded upstream. */
   readonly clientUsage: ClientUsage;
+  /** The app's Prometheus registry and what a scrape answers. */
+  readonly metrics: ProxyMetrics;
 };
 
 /** Assembles a proxy: configuration in, Express app out. */
@@ -135,5 +137,6 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     proxyConfig: config,
     features,
     clientUsage,
+    metrics,
   });
 }
