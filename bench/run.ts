@@ -7,11 +7,13 @@
  * child. Environment overrides: BENCH_DURATION (s per cell, default 3), BENCH_SIZES (default
  * 20,200,2000), BENCH_CONNECTIONS (default 32), BENCH_UNIQUE_REQUESTS (default 100000),
  * BENCH_MEMORY_FLAGS (default 10000), BENCH_SKIP_MEMORY=1, BENCH_SCENARIOS (comma-separated parts of
- * scenario names, e.g. `304,repeated`).
+ * scenario names, e.g. `304,repeated`), BENCH_WORKERS (comma-separated FLAGS_WORKERS values, default 1;
+ * the ceiling then runs with as many cluster workers, and server CPU is summed over the workers),
+ * e.g. `BENCH_WORKERS=1,2 BENCH_SCENARIOS="one repeated,new userId"`.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -29,6 +31,7 @@ const SKIP_MEMORY = process.env.BENCH_SKIP_MEMORY === '1';
 const PROXY_NODE_ARGS = (process.env.BENCH_PROXY_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 /** Comma-separated substrings; only scenarios whose name contains one of them run. */
 const ONLY = (process.env.BENCH_SCENARIOS ?? '').split(',').filter((s) => s.trim() !== '');
+const WORKER_COUNTS = (process.env.BENCH_WORKERS ?? '1').split(',').map(Number);
 const TOKEN = 'bench-upstream-token';
 const CLIENT_KEY = 'bench-client-key';
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -147,7 +150,7 @@ interface ProxyChild {
 }
 
 /** `withGc`: run it through `proxy-gc.js`, which answers `gc` IPC messages (memory run). */
-async function startProxy(upstreamPort: number, withGc = false): Promise<ProxyChild> {
+async function startProxy(upstreamPort: number, withGc = false, workers = 1): Promise<ProxyChild> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(env)) {
@@ -164,6 +167,7 @@ async function startProxy(upstreamPort: number, withGc = false): Promise<ProxyCh
     LOG_LEVEL: 'error',
     PORT: String(port),
     NODE_ENV: 'production',
+    FLAGS_WORKERS: String(workers),
   });
   const child = track(
     withGc
@@ -180,7 +184,9 @@ async function startProxy(upstreamPort: number, withGc = false): Promise<ProxyCh
   const until = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`proxy exited with ${child.exitCode}`);
-    const ok = await request(port, 'GET', '/proxy/health').then(
+    const ok = await (
+      workers > 1 ? everyWorkerReady(port, workers) : request(port, 'GET', '/proxy/health')
+    ).then(
       (r) => r.status === 200,
       () => false,
     );
@@ -188,6 +194,15 @@ async function startProxy(upstreamPort: number, withGc = false): Promise<ProxyCh
     if (Date.now() > until) throw new Error('proxy did not become ready in 30 s');
     await sleep(50);
   }
+}
+
+/** 200 once the aggregated metrics show every worker, each of them ready. */
+async function everyWorkerReady(port: number, workers: number): Promise<{ status: number }> {
+  const r = await request(port, 'GET', '/proxy/internal-backstage/prometheus', { authorization: CLIENT_KEY });
+  const text = r.body.toString('utf8');
+  const all =
+    new RegExp(`^flags_proxy_workers ${workers}$`, 'm').test(text) && /^flags_proxy_ready 1$/m.test(text);
+  return { status: r.status === 200 && all ? 200 : 503 };
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
@@ -199,9 +214,12 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-async function startCeiling(): Promise<{ port: number; child: ChildProcess }> {
+async function startCeiling(workers = 1): Promise<{ port: number; child: ChildProcess }> {
   const child = track(
-    fork(path.join(__dirname, 'ceiling.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    fork(path.join(__dirname, 'ceiling.js'), [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, BENCH_CEILING_WORKERS: String(workers) },
+    }),
   );
   const port = await new Promise<number>((resolve) =>
     child.once('message', (m: { port: number }) => resolve(m.port)),
@@ -237,11 +255,28 @@ function cpuMicros(pid: number): number {
 }
 const CLOCK_TICKS = 100;
 
-/** Runs a load job and measures the CPU the server process used meanwhile. */
+/** The process and its children (cluster workers), from /proc (Linux). */
+function processTree(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+      if (ppid === pid) children.push(Number(entry));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return [pid, ...children];
+}
+
+/** Runs a load job and measures the CPU the server process (and its workers) used meanwhile. */
 async function measured(job: LoadJob, serverPid: number): Promise<Measured> {
-  const before = cpuMicros(serverPid);
+  const pids = processTree(serverPid);
+  const cpu = () => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
+  const before = cpu();
   const result = await load(job);
-  return { ...result, serverCpuMicros: cpuMicros(serverPid) - before };
+  return { ...result, serverCpuMicros: cpu() - before };
 }
 
 interface Measured extends LoadResult {
@@ -463,29 +498,36 @@ async function main(): Promise<void> {
   console.log(`${DURATION}s per cell, ${CONNECTIONS} connections, sizes ${SIZES.join(', ')}\n`);
   const upstream = new BenchUpstream();
   await upstream.start();
-  const ceiling = await startCeiling();
   console.log(
     '| N | scenario | answer | req/s | p50 ms | p99 ms | ceiling req/s | of ceiling | server CPU µs/req (proxy / ceiling) | load-gen CPU µs/req (proxy / ceiling) |',
   );
   console.log('|---:|---|---|---:|---:|---:|---:|---:|---:|---:|');
   try {
-    for (const n of SIZES) {
-      const features = generateFeatures(n);
-      upstream.setFeatures(features);
-      const proxy = await startProxy(upstream.port);
+    for (const workers of WORKER_COUNTS) {
+      const ceiling = await startCeiling(workers);
+      const label = WORKER_COUNTS.length > 1 || workers > 1 ? ` [${workers} workers]` : '';
       try {
-        for (const scenario of scenarios(features)) {
-          if (ONLY.length > 0 && !ONLY.some((part) => scenario.name.includes(part.trim()))) continue;
-          console.log(fmt(await measureCell(proxy, ceiling, scenario, n)));
+        for (const n of SIZES) {
+          const features = generateFeatures(n);
+          upstream.setFeatures(features);
+          const proxy = await startProxy(upstream.port, false, workers);
+          try {
+            for (const scenario of scenarios(features)) {
+              if (ONLY.length > 0 && !ONLY.some((part) => scenario.name.includes(part.trim()))) continue;
+              const row = await measureCell(proxy, ceiling, scenario, n);
+              console.log(fmt({ ...row, scenario: `${row.scenario}${label}` }));
+            }
+          } finally {
+            await stopChild(proxy.child);
+          }
         }
       } finally {
-        await stopChild(proxy.child);
+        await stopChild(ceiling.child);
       }
     }
     console.log('');
     if (!SKIP_MEMORY) for (const line of await memory(upstream)) console.log(line);
   } finally {
-    await stopChild(ceiling.child);
     await upstream.stop();
   }
   console.log(

@@ -6,6 +6,7 @@ import { PROXY_OPTIONS } from './config/options';
 import { parseConfig } from './config/parse-config';
 import type { ProxyConfig, ProxyOptions } from './config/types';
 import { keyCheck } from './auth/client-key';
+import { createBackup } from './backup/create-backup';
 import { ClientUsage } from './client-metrics/client-usage';
 import { clientMetricsRouter } from './client-metrics/router';
 import { CorsHeaderMemo } from './cors/cors-headers';
@@ -42,6 +43,8 @@ export type ProxyApp = Express & {
   readonly clientUsage: ClientUsage;
   /** The open OFREP change-notification streams; `close()` ends them. */
   readonly changeStreams: ChangeStreams;
+  /** The app's Prometheus registry and what a scrape answers. */
+  readonly metrics: ProxyMetrics;
 };
 
 /** Assembles a proxy: configuration in, Express app out. */
@@ -51,16 +54,19 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const strategies = loadStrategies(config.customStrategies);
   const enrichers = loadEnrichers(config.expCustomEnrichers);
   const agent = upstreamAgent(config);
+  const backup = createBackup(config);
   const features = new UnleashFeatureRepository({
     config,
     strategies,
     httpOptions: { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent },
+    backup,
   });
   const proxyPath = `${config.proxyBasePath}/proxy`;
   // The Unleash frontend API (Unleash Edge's paths): the /proxy routers, mounted at both paths.
   const frontendPath = `${config.proxyBasePath}/api/frontend`;
   const clientPaths = [proxyPath, frontendPath];
   const metrics = new ProxyMetrics(features);
+  backup?.register(metrics.registry);
   const clientUsage = new ClientUsage({
     config,
     httpOptions: { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent },
@@ -152,11 +158,13 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     close: async () => {
       changeStreams.close();
       await Promise.all([clientUsage.close(), features.close()]);
+      await backup?.close();
       metrics.close();
     },
     proxyConfig: config,
     features,
     clientUsage,
     changeStreams,
+    metrics,
   });
 }

@@ -1,29 +1,66 @@
-import type { Server } from 'node:http';
+import cluster from 'node:cluster';
+import { createServer, type Server } from 'node:http';
+import { ConfigError, resolveOptions } from '../common/config/resolve';
 import { createApp, type ProxyApp } from './app';
+import { runPrimary, type RunningPrimary } from './cluster/primary';
+import { isClusterWorker, joinCluster, namingWorker } from './cluster/worker';
+import { PROXY_OPTIONS } from './config/options';
+import { parseConfig } from './config/parse-config';
 import type { ProxyOptions } from './config/types';
+
+export type { RunningPrimary } from './cluster/primary';
 
 /** How long requests in flight may take to finish on shutdown before connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
 export interface RunningProxy {
+  kind: 'proxy';
   app: ProxyApp;
   server: Server;
   /** Stops accepting, finishes requests in flight, flushes usage metrics and stops polling. */
   stop(): Promise<void>;
 }
 
-/** Creates the proxy and listens on `port` / `PORT` / `PROXY_PORT` (default 3000). */
+/** `workers` alone, so a single process does not parse (and log) its configuration twice. */
+function workerCount(options: ProxyOptions, env: NodeJS.ProcessEnv): number {
+  const spec = PROXY_OPTIONS.filter((o) => o.key === 'workers');
+  const { values, problems } = resolveOptions(spec, options, env);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return values.get('workers') as number;
+}
+
+/**
+ * Listens on `port` / `PORT` / `PROXY_PORT` (default 3000). With `workers` / `FLAGS_WORKERS` above 1
+ * this process becomes a `node:cluster` primary that runs that many workers on the port; each worker
+ * runs this same program, whose `start()` then serves as one of them.
+ */
 export async function start(
   options: ProxyOptions = {},
   env: NodeJS.ProcessEnv = process.env,
-): Promise<RunningProxy> {
+): Promise<RunningProxy | RunningPrimary> {
+  if (cluster.isPrimary && workerCount(options, env) > 1) {
+    // Every problem of the configuration stops the primary, before any worker is forked.
+    const config = parseConfig(options, env);
+    const workerEnv = Object.fromEntries(
+      Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'),
+    );
+    return runPrimary({ workers: config.workers, logger: config.logger, env: workerEnv });
+  }
+  return serve(options, env);
+}
+
+async function serve(options: ProxyOptions, env: NodeJS.ProcessEnv): Promise<RunningProxy> {
   const app = createApp(options, env);
   const { port, logger, proxyBasePath } = app.proxyConfig;
+  const inCluster = isClusterWorker();
+  const listener = inCluster ? namingWorker(app, `${proxyBasePath}/proxy/health`) : app;
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(port, () => resolve(s));
+    const s = createServer(listener);
     s.once('error', reject);
+    s.listen(port, () => resolve(s));
   });
-  logger.info(`flags-proxy listening on port ${port}, endpoints under ${proxyBasePath}/proxy`);
+  const who = inCluster ? `worker ${cluster.worker?.id ?? '?'} ` : '';
+  logger.info(`flags-proxy ${who}listening on port ${port}, endpoints under ${proxyBasePath}/proxy`);
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= new Promise<void>((resolve) => {
@@ -36,11 +73,13 @@ export async function start(
     }).then(() => app.close());
     return stopping;
   };
+  const stopAndExit = () => void stop().then(() => process.exit(0));
   const onSignal = (signal: NodeJS.Signals) => {
     logger.info(`received ${signal}, shutting down`);
-    void stop().then(() => process.exit(0));
+    stopAndExit();
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
-  return { app, server, stop };
+  if (inCluster) app.metrics.scrape = joinCluster(app.metrics.registry, stopAndExit);
+  return { kind: 'proxy', app, server, stop };
 }

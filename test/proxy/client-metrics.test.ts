@@ -295,6 +295,7 @@ describe('POST /proxy/client/metrics', () => {
       },
       {},
     );
+    if (running.kind !== 'proxy') throw new Error('expected a single process, got a cluster primary');
     try {
       await running.app.whenReady();
       const { port } = running.server.address() as AddressInfo;

@@ -2,7 +2,16 @@ import type { Strategy } from 'unleash-client';
 import * as p from '../../common/config/parsers';
 import { loggingOptions, passThrough } from '../../common/config/logging-options';
 import type { OptionSpec } from '../../common/config/resolve';
-import { basePath, corsOrigin, headerName, pluginList, tags, trustProxy } from './proxy-parsers';
+import {
+  basePath,
+  corsOrigin,
+  headerName,
+  pluginList,
+  redisUrl,
+  tags,
+  trustProxy,
+  workerCount,
+} from './proxy-parsers';
 import type { ContextEnricher } from './types';
 
 const isStrategy = (v: unknown): v is Strategy =>
@@ -57,6 +66,13 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     parse: p.port,
     default: 3000,
     doc: 'Port `start()` / `npm start` listens on',
+  },
+  {
+    key: 'workers',
+    env: ['FLAGS_WORKERS'],
+    parse: workerCount,
+    default: 1,
+    doc: 'Worker processes of `start()` / `npm start` sharing the port (node:cluster); `auto` = one per CPU',
   },
   {
     key: 'proxyBasePath',
@@ -164,6 +180,20 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     parse: passThrough,
     codeOnly: true,
     doc: "Custom storage provider (the SDK's StorageProvider interface; code only)",
+  },
+  {
+    key: 'redisUrl',
+    env: ['FLAGS_REDIS_URL'],
+    parse: redisUrl,
+    secret: true,
+    doc: 'Redis for the shared backup of flag definitions (redis:// or rediss://); unset: no shared backup',
+  },
+  {
+    key: 'redisKeyPrefix',
+    env: ['FLAGS_REDIS_KEY_PREFIX'],
+    parse: p.string,
+    default: 'flags-proxy:',
+    doc: 'Prefix of the Redis keys of the backup; give proxies with different API tokens different prefixes',
   },
   {
     key: 'enableOAS',

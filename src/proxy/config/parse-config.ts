@@ -39,7 +39,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     [
       ...secretValues(PROXY_OPTIONS, values),
       ...Object.values(options.expBootstrap?.urlHeaders ?? {}),
-      ...['flagsUrl', 'httpProxy', 'httpsProxy'].flatMap((key) => urlPasswords(get(key))),
+      ...['flagsUrl', 'httpProxy', 'httpsProxy', 'redisUrl'].flatMap((key) => urlPasswords(get(key))),
     ],
   );
   if (usedDeprecated) {
@@ -73,6 +73,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     flagsApiToken: get('flagsApiToken'),
     clientKeys: clientKeys as string[],
     port: get('port'),
+    workers: get('workers'),
     proxyBasePath: get('proxyBasePath'),
     flagsAppName: get('flagsAppName'),
     flagsInstanceId:
@@ -91,6 +92,8 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     tags: get('tags'),
     clientKeysHeaderName: get('clientKeysHeaderName'),
     storageProvider: get('storageProvider'),
+    redisUrl: get('redisUrl'),
+    redisKeyPrefix: get('redisKeyPrefix'),
     enableOAS: get('enableOAS'),
     enableAllEndpoint: get('enableAllEndpoint'),
     cors: {

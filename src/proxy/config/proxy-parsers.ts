@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import type { TagFilter } from 'unleash-client/lib/tags';
 import { ParseError, type Parser, list, string } from '../../common/config/parsers';
 import type { TrustProxy } from './types';
@@ -89,4 +90,33 @@ export const headerName: Parser<string> = (value) => {
   const s = string(value).toLowerCase();
   if (!/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(s)) throw new ParseError('must be a valid HTTP header name');
   return s;
+};
+
+/** A positive whole number of worker processes, or `auto` (one per CPU). */
+export const workerCount: Parser<number> = (value) => {
+  if (typeof value === 'string' && value.trim().toLowerCase() === 'auto') return availableParallelism();
+  const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) {
+    throw new ParseError('must be a positive whole number of worker processes, or auto (one per CPU)');
+  }
+  return n;
+};
+
+/** A redis:// or rediss:// URL with a host. The message never repeats the value (it may hold a password). */
+export const redisUrl: Parser<string> = (value) => {
+  const problem = 'must be a redis:// or rediss:// URL, e.g. redis://:password@localhost:6379/0';
+  if (typeof value !== 'string') throw new ParseError(problem);
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw new ParseError(problem);
+  }
+  if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
+    throw new ParseError(problem);
+  }
+  if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d+$/.test(url.pathname)) {
+    throw new ParseError(`${problem} (the path, when given, is a database number)`);
+  }
+  return value.trim();
 };

@@ -29,6 +29,8 @@ export interface ProxyOptions {
   /** @deprecated use clientKeys */
   proxySecrets?: string[] | string;
   port?: number;
+  /** Worker processes of `start()`: a positive whole number or `auto`. */
+  workers?: number | 'auto';
   proxyBasePath?: string;
   flagsAppName?: string;
   flagsInstanceId?: string;
@@ -47,6 +49,8 @@ export interface ProxyOptions {
   tags?: TagFilter[] | string;
   clientKeysHeaderName?: string;
   storageProvider?: StorageProvider<ClientFeaturesResponse>;
+  redisUrl?: string;
+  redisKeyPrefix?: string;
   enableOAS?: boolean;
   enableAllEndpoint?: boolean;
   cors?: CorsOptions;
@@ -77,6 +81,8 @@ export interface ProxyConfig {
   flagsApiToken: string;
   clientKeys: string[];
   port: number;
+  /** Worker processes of `start()`; 1 runs no cluster. */
+  workers: number;
   /** Normalised: '' or '/base/path' (leading slash, no trailing slash). */
   proxyBasePath: string;
   flagsAppName: string;
@@ -95,6 +101,8 @@ export interface ProxyConfig {
   tags: TagFilter[] | undefined;
   clientKeysHeaderName: string;
   storageProvider: StorageProvider<ClientFeaturesResponse> | undefined;
+  redisUrl: string | undefined;
+  redisKeyPrefix: string;
   enableOAS: boolean;
   enableAllEndpoint: boolean;
   cors: Required<Omit<CorsOptions, 'allowedHeaders'>> & { allowedHeaders: string[] | undefined };

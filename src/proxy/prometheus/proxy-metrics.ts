@@ -15,6 +15,8 @@ export interface ClientUsageSource {
  */
 export class ProxyMetrics {
   readonly registry = new Registry();
+  /** The exposition a scrape answers; in a cluster worker, the primary's aggregate of every worker. */
+  scrape: () => Promise<string> = () => this.registry.metrics();
   /** Requests by method, route template and status, with their durations. */
   readonly requestSeries: RequestSeries;
   private readonly clientUsageDropped: Counter<'reason'>;
@@ -27,12 +29,14 @@ export class ProxyMetrics {
       name: 'flags_proxy_up',
       help: 'Set to 1 while the proxy is running',
       registers,
+      aggregator: 'max',
     });
     up.inc(1);
     new Gauge({
       name: 'last_metrics_update_epoch_timestamp_ms',
       help: 'Epoch ms of the last time the proxy received a feature update (0 before the first)',
       registers,
+      aggregator: 'max',
       collect() {
         this.set(features.stats.lastUpdate);
       },
@@ -41,14 +45,16 @@ export class ProxyMetrics {
       name: 'last_metrics_fetch_epoch_timestamp_ms',
       help: 'Epoch ms of the last time the proxy checked the upstream for updates (0 before the first)',
       registers,
+      aggregator: 'max',
       collect() {
         this.set(features.stats.lastFetch);
       },
     });
     new Gauge({
       name: 'flags_proxy_ready',
-      help: '1 once the first synchronisation with the upstream succeeded, 0 before',
+      help: '1 once the first synchronisation with the upstream succeeded, 0 before (with workers: 1 once every worker is)',
       registers,
+      aggregator: 'min',
       collect() {
         this.set(features.isReady() ? 1 : 0);
       },
@@ -57,6 +63,7 @@ export class ProxyMetrics {
       name: 'flags_proxy_toggles',
       help: 'Number of toggles the proxy knows',
       registers,
+      aggregator: 'max',
       collect() {
         this.set(features.toggles().length);
       },

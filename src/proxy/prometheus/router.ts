@@ -5,7 +5,7 @@ import type { ProxyMetrics } from './proxy-metrics';
 export function prometheusRouter(metrics: ProxyMetrics): Router {
   const router = Router();
   router.get('/internal-backstage/prometheus', async (_req, res) => {
-    const text = await metrics.registry.metrics();
+    const text = await metrics.scrape();
     res.status(200).type(metrics.registry.contentType).send(text);
   });
   return router;

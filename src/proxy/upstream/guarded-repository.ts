@@ -8,8 +8,8 @@ const MAX_RETRY_MS = 60_000;
 export interface GuardedRepositoryOptions extends RepositoryOptions {
   /** When set, features of other projects are dropped locally whatever the upstream sends. */
   project?: string;
-  /** Called once for every accepted definitions set. */
-  onDefinitions: () => void;
+  /** Called once for every accepted definitions set; `fromApi` is false for a bootstrap. */
+  onDefinitions: (fromApi: boolean) => void;
   /** Called when the upstream rejects the token (401/403); the repository retries by itself. */
   onRejected: (status: number, retryInMs: number) => void;
 }
@@ -56,7 +56,7 @@ export class GuardedRepository extends Repository {
     }
     this.rejections = 0;
     await super.save(response, fromApi);
-    this.guardOptions.onDefinitions();
+    this.guardOptions.onDefinitions(fromApi);
   }
 
   private scheduleRetry(status: number): void {

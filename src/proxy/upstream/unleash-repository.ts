@@ -21,6 +21,7 @@ import type {
 import { GuardedRepository } from './guarded-repository';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import { FALLBACK_VARIANT, toEvaluatedToggle } from '../evaluation/toggle-json';
+import type { DefinitionsBackup } from '../backup/definitions-backup';
 
 /** The SDK's usage-metrics collector, as far as batched counting needs it (a private field of `Unleash`). */
 interface SdkMetrics {
@@ -63,6 +64,8 @@ export interface UnleashRepositoryOptions {
   config: ProxyConfig;
   strategies: Strategy[];
   httpOptions: HttpOptions;
+  /** Shared backup: written with every upstream answer, read at start while the upstream does not answer. */
+  backup?: DefinitionsBackup;
 }
 
 /** Exactly one trailing slash: the SDK resolves `client/features` against it. */
@@ -94,7 +97,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
   /** OFREP reasons: the strategy call that last returned enabled (see watchStrategies). */
   private decided: { name: string; parameters: unknown; variants: unknown } | undefined;
 
-  constructor({ config, strategies, httpOptions }: UnleashRepositoryOptions) {
+  constructor({ config, strategies, httpOptions, backup }: UnleashRepositoryOptions) {
     this.logger = config.logger;
     this.strategyErrors = new RateLimitedLog(this.logger, 60_000);
     this.upstreamWarnings = new RateLimitedLog(this.logger, 60_000);
@@ -120,15 +123,21 @@ export class UnleashFeatureRepository implements FeatureRepository {
       ),
       bootstrapOverride: false,
       // In memory by default: a backup file left by an earlier run must not make a fresh proxy ready.
-      storageProvider: config.storageProvider ?? new InMemStorageProvider<ClientFeaturesResponse>(),
+      storageProvider:
+        backup?.storageProvider(config.storageProvider) ??
+        config.storageProvider ??
+        new InMemStorageProvider<ClientFeaturesResponse>(),
       mode: { type: 'polling', format: 'full' },
-      onDefinitions: () => undefined,
+      onDefinitions: (fromApi) => {
+        if (fromApi) backup?.save(this.clientFeatures());
+      },
       onRejected: (status, retryInMs) => {
         this.logger.error(
           `Upstream ${featuresUrl} rejected the API token (HTTP ${status}); check FLAGS_API_TOKEN. Retrying in ${Math.round(retryInMs / 1000)}s`,
         );
       },
     });
+    backup?.watch(this.repository);
     this.customStrategies = strategies;
     this.staticContext = { appName: config.flagsAppName, environment: config.environment ?? 'default' };
     this.unleash = new ProxyUnleash({

@@ -1,0 +1,181 @@
+import type { EventEmitter } from 'node:events';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { InMemStorageProvider, type ClientFeaturesResponse } from 'unleash-client';
+import type { StorageProvider } from 'unleash-client/lib/repository/storage-provider';
+import type { Logger } from '../../common/logging/logger';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log';
+import type { BackupFault, BackupRecord, RedisStore } from './redis-store';
+
+/** How long a starting replica waits for the upstream's first answer before it looks at the backup. */
+const FIRST_FETCH_GRACE_MS = 5_000;
+const RETRY_MIN_MS = 1_000;
+const RETRY_MAX_MS = 30_000;
+
+export function describeAge(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+/**
+ * The shared backup of flag definitions. Every replica writes the definitions it accepts from the
+ * upstream; a replica whose upstream does not answer at start becomes ready from it. Ordering with
+ * the SDK: the backup is offered as the SDK repository's storage provider, whose `get` (called once
+ * at start, beside the first fetch) waits for that first fetch to fail (or a grace period) before it
+ * reads Redis, and returns nothing once the upstream answered. The SDK applies a stored backup only
+ * while it is not ready and always lets an upstream answer replace it, so live definitions win.
+ */
+export class DefinitionsBackup {
+  private readonly redis: RedisStore;
+  private readonly log: RateLimitedLog;
+  private readonly errors: Counter<'kind'>;
+  private readonly age: Gauge<'origin'>;
+  private readonly inUse: Gauge;
+  /** The newest record this replica wrote or started from, and which of the two. */
+  private newest: { record: BackupRecord; origin: 'written' | 'read' } | undefined;
+  private upstreamAnswered = false;
+  private serving = false;
+  private firstOutcome: (() => void) | undefined;
+  private readonly firstFetch: Promise<void>;
+  private wake: (() => void) | undefined;
+  private closed = false;
+  private faulted = false;
+
+  constructor(
+    private readonly store: (hooks: {
+      onFault(kind: BackupFault, message: string): void;
+      onReady(): void;
+    }) => RedisStore,
+    private readonly logger: Logger,
+    private readonly graceMs = FIRST_FETCH_GRACE_MS,
+  ) {
+    this.log = new RateLimitedLog(logger, 60_000);
+    this.errors = new Counter({
+      name: 'flags_proxy_backup_errors_total',
+      help: 'Failures of the Redis backup by kind (connection, read, write, invalid: a stored value refused)',
+      labelNames: ['kind'],
+      registers: [],
+    });
+    const newest = () => this.newest;
+    this.age = new Gauge({
+      name: 'flags_proxy_backup_age_seconds',
+      help: 'Seconds since the definitions of the newest backup this replica wrote or started from were fetched',
+      labelNames: ['origin'],
+      registers: [],
+      aggregator: 'min',
+      collect() {
+        this.reset();
+        const n = newest();
+        if (n) this.set({ origin: n.origin }, Math.max(0, (Date.now() - n.record.fetchedAt) / 1000));
+      },
+    });
+    const serving = () => this.serving;
+    this.inUse = new Gauge({
+      name: 'flags_proxy_backup_in_use',
+      help: '1 while the definitions served came from the Redis backup because the upstream has not answered yet',
+      registers: [],
+      aggregator: 'max',
+      collect() {
+        this.set(serving() ? 1 : 0);
+      },
+    });
+    this.firstFetch = new Promise((resolve) => (this.firstOutcome = resolve));
+    this.redis = this.store({
+      onFault: (kind, message) => this.fault(kind, message),
+      onReady: () => {
+        if (this.faulted) this.logger.info('Redis backup: connected again');
+        this.faulted = false;
+      },
+    });
+  }
+
+  private fault(kind: BackupFault, message: string): void {
+    if (this.closed) return;
+    this.errors.inc({ kind });
+    if (kind !== 'invalid') this.faulted = true;
+    this.log.warn(
+      kind === 'invalid' ? `Redis backup: ${message}` : `Redis backup unavailable (${kind}): ${message}`,
+      kind === 'invalid' ? 'invalid' : 'unavailable',
+    );
+  }
+
+  register(registry: Registry): void {
+    registry.registerMetric(this.errors);
+    registry.registerMetric(this.age);
+    registry.registerMetric(this.inUse);
+  }
+
+  /** Follows the SDK repository's events: an answer of the upstream ends any use of the backup. */
+  watch(repository: EventEmitter): void {
+    const answered = () => {
+      this.upstreamAnswered = true;
+      this.firstOutcome?.();
+      this.wake?.();
+      if (this.serving) {
+        this.serving = false;
+        this.logger.info('the upstream answered: serving its definitions instead of the Redis backup');
+      }
+    };
+    repository.on('changed', answered);
+    repository.on('unchanged', answered);
+    repository.on('error', () => this.firstOutcome?.());
+    repository.on('warn', () => this.firstOutcome?.());
+  }
+
+  /** Writes definitions just accepted from the upstream. */
+  save(definitions: ClientFeaturesResponse): void {
+    if (this.closed) return;
+    this.newest = { record: this.redis.write(definitions, Date.now()), origin: 'written' };
+  }
+
+  /** The SDK's storage provider: `inner` (the user's, or in memory) first, then the shared backup. */
+  storageProvider(
+    inner: StorageProvider<ClientFeaturesResponse> = new InMemStorageProvider<ClientFeaturesResponse>(),
+  ): StorageProvider<ClientFeaturesResponse> {
+    return {
+      set: (key, data) => inner.set(key, data),
+      get: async (key) => {
+        const own = await inner.get(key);
+        if (own && own.features.length > 0) return own;
+        return this.readWhenUpstreamFails();
+      },
+    };
+  }
+
+  private async readWhenUpstreamFails(): Promise<ClientFeaturesResponse | undefined> {
+    await Promise.race([this.firstFetch, this.sleep(this.graceMs)]);
+    let delay = RETRY_MIN_MS;
+    while (!this.upstreamAnswered && !this.closed) {
+      const record = await this.redis.read();
+      if (this.upstreamAnswered || this.closed) return undefined;
+      if (record && record.definitions.features.length > 0) {
+        this.newest = { record, origin: 'read' };
+        this.serving = true;
+        this.logger.warn(
+          `the upstream has not answered: ready from the Redis backup (revision ${record.digest.slice(0, 12)}, ${record.definitions.features.length} toggles, fetched ${describeAge(Date.now() - record.fetchedAt)} ago); switching to the upstream as soon as it answers`,
+        );
+        return record.definitions;
+      }
+      await this.sleep(delay);
+      delay = Math.min(delay * 2, RETRY_MAX_MS);
+    }
+    return undefined;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms).unref();
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wake?.();
+    await this.redis.close();
+  }
+}
