@@ -93,7 +93,7 @@ function cleanUrl(url: string): string {
 /** The one adapter around `unleash-client`: it fetches, refreshes and evaluates. */
 export class UnleashFeatureRepository implements FeatureRepository {
   revision = 0;
-  readonly stats: UpstreamStats = { lastUpdate: 0, lastFetch: 0, fetchErrors: 0 };
+  readonly stats: UpstreamStats = { lastUpdate: 0, lastFetch: 0, fetchErrors: 0, definitionsRefused: 0 };
   private readonly unleash: ProxyUnleash;
   private readonly staticContext: Context;
   private readonly customStrategies: readonly Strategy[];
@@ -141,6 +141,13 @@ export class UnleashFeatureRepository implements FeatureRepository {
       storageProvider: config.storageProvider ?? new InMemStorageProvider<ClientFeaturesResponse>(),
       mode: { type: 'polling', format: 'full' },
       onDefinitions: () => undefined,
+      onRefused: (problem) => {
+        this.stats.definitionsRefused += 1;
+        this.upstreamWarnings.error(
+          `upstream definitions refused, keeping the last good ones: ${problem.message}`,
+          problem.message,
+        );
+      },
       onRejected: (status, retryInMs) => {
         this.logger.error(
           `Upstream ${featuresUrl} rejected the API token (HTTP ${status}); check FLAGS_API_TOKEN. Retrying in ${Math.round(retryInMs / 1000)}s`,
