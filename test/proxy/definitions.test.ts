@@ -5,6 +5,7 @@ import { capturingLogger } from '../support/logger';
 import { CLIENT_KEY, proxyFor, readyProxyFor, waitFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 import { LoopbackServers } from '../support/listen';
+import type { ClientFeaturesResponse } from 'unleash-client';
 
 const upstreams: TestUpstream[] = [];
 const apps: ProxyApp[] = [];
@@ -122,4 +123,70 @@ describe('malformed toggles from the upstream', () => {
       expect(health.status).toBe(200);
     },
   );
+});
+
+const refusedCount = (app: ProxyApp) => app.features.stats.definitionsRefused;
+
+describe('streaming and delta answers', () => {
+  test('an upstream asking for streaming (fetch-mode header) is polled for full answers all the same', async () => {
+    const upstream = await upstreamWith();
+    upstream.featureHeaders = { 'fetch-mode': 'streaming' };
+    const app = track(await readyProxyFor(upstream, { refreshInterval: 50 }));
+    expect((await proxyAnswers(app)).get.body).toContain('"always-on"');
+
+    const changed = sampleFeatures();
+    (changed.features[1] as Json).enabled = true; // switched-off goes on
+    upstream.setFeatures(changed);
+    await waitFor(async () => (await proxyAnswers(app)).get.body.includes('"switched-off"'));
+    // an answer with the header that is malformed is refused like any other
+    upstream.setFeatures(sampleWith(OVERRIDE_WITH_NULL));
+    await waitFor(() => refusedCount(app) > 0);
+    expect((await proxyAnswers(app)).get.body).toContain('"switched-off"');
+    expect(
+      upstream.requests.filter((r) => r.path !== '/api/client/features').map((r) => r.path),
+    ).not.toContain('/api/client/streaming');
+  });
+
+  test('a delta answer is refused and the last good definitions stay in use', async () => {
+    const upstream = await upstreamWith();
+    const app = track(await readyProxyFor(upstream, { refreshInterval: 50 }));
+    const before = await proxyAnswers(app);
+    upstream.fault = {
+      status: 200,
+      body: JSON.stringify({
+        events: [
+          { type: 'feature-updated', eventId: 2, feature: OVERRIDE_WITH_NULL },
+          { type: 'feature-removed', eventId: 3, featureName: 'always-on', project: 'default' },
+        ],
+      }),
+    };
+    await waitFor(() => refusedCount(app) >= 2);
+    expect(await proxyAnswers(app)).toEqual(before);
+  });
+});
+
+describe('definitions from other sources', () => {
+  test('a malformed stored backup does not make the proxy ready', async () => {
+    const upstream = await upstreamWith();
+    upstream.fault = { status: 503 };
+    const stored = sampleWith(DEPENDENCIES_AS_OBJECT);
+    const gets: string[] = [];
+    const storageProvider = {
+      set: () => Promise.resolve(),
+      get: (key: string) => {
+        gets.push(key);
+        return Promise.resolve(stored as ClientFeaturesResponse);
+      },
+    };
+    const logger = capturingLogger();
+    const app = track(proxyFor(upstream, { storageProvider, logger }));
+    await waitFor(() => refusedCount(app) > 0);
+    expect(gets.length).toBeGreaterThan(0);
+    expect(logger.lines.find((l) => l.level === 'error')?.msg).toMatch(
+      /stored backup: toggle "child" at dependencies/,
+    );
+    expect((await request(app).get('/proxy/health')).status).toBe(503);
+    upstream.fault = undefined;
+    await app.whenReady();
+  });
 });
