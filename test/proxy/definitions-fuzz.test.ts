@@ -12,9 +12,15 @@ type Path = (string | number)[];
 
 /** Every place in a JSON tree that holds a value, as paths from the root. */
 function pathsOf(value: Json, at: Path = [], out: Path[] = []): Path[] {
-  if (Array.isArray(value)) value.forEach((v, i) => (out.push([...at, i]), pathsOf(v, [...at, i], out)));
-  else if (value !== null && typeof value === 'object')
-    for (const [k, v] of Object.entries(value)) (out.push([...at, k]), pathsOf(v, [...at, k], out));
+  const entries: [string | number, Json][] = Array.isArray(value)
+    ? value.map((v, i) => [i, v])
+    : value !== null && typeof value === 'object'
+      ? Object.entries(value)
+      : [];
+  for (const [key, child] of entries) {
+    out.push([...at, key]);
+    pathsOf(child, [...at, key], out);
+  }
   return out;
 }
 
