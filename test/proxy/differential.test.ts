@@ -144,7 +144,9 @@ const strategyArb: fc.Arbitrary<Strategy> = fc
     ...base,
     ...(constraints.length ? { constraints } : {}),
     ...(segments.length ? { segments } : {}),
-    ...(variants ? { variants } : {}),
+    // the SDK reads `parameters.groupId` for strategy variants: without parameters it throws, and
+    // the proxy refuses such definitions
+    ...(variants ? { parameters: {}, ...base, variants } : {}),
   }));
 
 const featuresArb: fc.Arbitrary<Feature[]> = fc

@@ -28,6 +28,8 @@ export class TestUpstream {
   fault: { status: number; body?: string } | undefined;
   /** When set, /client/features never answers (a hung upstream). */
   hang = false;
+  /** Extra headers of every /client/features answer (e.g. `fetch-mode`). */
+  featureHeaders: Record<string, string> = {};
   token: string;
 
   constructor(payload: FeaturesPayload, token = 'upstream-token') {
@@ -80,17 +82,17 @@ export class TestUpstream {
           if (this.hang) return;
           if (this.fault) {
             res
-              .writeHead(this.fault.status, { 'content-type': 'application/json' })
+              .writeHead(this.fault.status, { 'content-type': 'application/json', ...this.featureHeaders })
               .end(this.fault.body ?? '');
             return;
           }
           const text = JSON.stringify(this.payload);
           const etag = `"${createHash('sha1').update(text).digest('hex')}"`;
           if (req.headers['if-none-match'] === etag) {
-            res.writeHead(304, { etag }).end();
+            res.writeHead(304, { etag, ...this.featureHeaders }).end();
             return;
           }
-          res.writeHead(200, { 'content-type': 'application/json', etag }).end(text);
+          res.writeHead(200, { 'content-type': 'application/json', etag, ...this.featureHeaders }).end(text);
           return;
         }
         if (

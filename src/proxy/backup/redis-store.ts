@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ClientFeaturesResponse } from 'unleash-client';
-import { clientFeaturesSchema, describeProblem } from '../upstream/definitions-schema';
+import { clientFeaturesSchema, describeDefinitionsProblem } from '../upstream/definitions-schema';
 
 /** One backup of flag definitions as stored in Redis. */
 export interface BackupRecord {
@@ -46,7 +46,8 @@ export function parseRecord(raw: string): BackupRecord | string {
     return 'digest or fetchedAt missing';
   }
   const parsed = clientFeaturesSchema.safeParse(definitions);
-  if (!parsed.success) return `malformed definitions (${describeProblem(parsed.error)})`;
+  if (!parsed.success)
+    return `malformed definitions (${describeDefinitionsProblem(definitions, parsed.error).message})`;
   if (digestOf(JSON.stringify(definitions)) !== digest) return 'digest does not match the definitions';
   return { digest, fetchedAt, definitions: definitions as ClientFeaturesResponse };
 }

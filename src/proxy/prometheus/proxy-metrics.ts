@@ -77,6 +77,15 @@ export class ProxyMetrics {
         this.inc(features.stats.fetchErrors);
       },
     });
+    new Counter({
+      name: 'flags_proxy_upstream_definitions_refused_total',
+      help: 'Definitions sets refused as malformed since start; the last good definitions stayed in use',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(features.stats.definitionsRefused);
+      },
+    });
     this.requestSeries = new RequestSeries(
       { requests: 'flags_proxy_http_requests_total', duration: 'flags_proxy_http_request_duration_seconds' },
       [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],

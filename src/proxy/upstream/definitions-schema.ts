@@ -1,55 +1,265 @@
 import { z } from 'zod';
 
 /**
- * The shape of the client API's feature definitions that evaluation relies on. Anything the upstream
- * sends that does not fit is refused as a whole, and the last good definitions stay in use.
+ * Every field of the client API's definitions that `unleash-client` 6 reads while evaluating, with
+ * the types it needs. Anything the SDK would throw on, or evaluate to nonsense, is refused; fields it
+ * does not read pass through untouched (objects are loose), and `null` is accepted wherever the SDK
+ * treats it as "absent". Unknown constraint operators and strategy names are allowed: the SDK fails
+ * them closed (constraint false, strategy skipped), which keeps a newer upstream usable.
  */
-const constraint = z.looseObject({
-  contextName: z.string(),
-  operator: z.string(),
-  values: z.array(z.string()).optional(),
-  value: z.string().optional(),
-  inverted: z.boolean().optional(),
-  caseInsensitive: z.boolean().optional(),
+
+/** Operators that read `values` (a list of strings; the SDK calls `.filter`/`.trim` on it). */
+const LIST_OPERATORS = new Set([
+  'IN',
+  'NOT_IN',
+  'STR_ENDS_WITH',
+  'STR_STARTS_WITH',
+  'STR_CONTAINS',
+  'IN_CIDR',
+]);
+const NUMBER_OPERATORS = new Set(['NUM_EQ', 'NUM_GT', 'NUM_GTE', 'NUM_LT', 'NUM_LTE']);
+const DATE_OPERATORS = new Set(['DATE_AFTER', 'DATE_BEFORE']);
+const SEMVER_OPERATORS = new Set(['SEMVER_EQ', 'SEMVER_GT', 'SEMVER_LT', 'SEMVER_GTE', 'SEMVER_LTE']);
+const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
+
+/** A number written as a string (or a number), as the SDK reads it with `Number(...)`. */
+const isNumeric = (value: unknown): boolean =>
+  (typeof value === 'number' || (typeof value === 'string' && value.trim() !== '')) &&
+  Number.isFinite(Number(value));
+
+const constraint = z
+  .looseObject({
+    contextName: z.string().min(1),
+    operator: z.string().min(1),
+    values: z.array(z.string()).nullish(),
+    value: z.string().nullish(),
+    inverted: z.boolean().nullish(),
+    caseInsensitive: z.boolean().nullish(),
+  })
+  .superRefine((c, ctx) => {
+    const op = c.operator;
+    if (LIST_OPERATORS.has(op)) {
+      if (!c.values)
+        ctx.addIssue({ code: 'custom', path: ['values'], message: `${op} needs a list of strings` });
+      return;
+    }
+    const single =
+      NUMBER_OPERATORS.has(op) || DATE_OPERATORS.has(op) || SEMVER_OPERATORS.has(op) || op === 'REGEX';
+    if (!single) return; // unknown operator: the SDK evaluates the constraint as false
+    const value = c.value;
+    let problem: string | undefined;
+    if (typeof value !== 'string') problem = 'a string';
+    else if (NUMBER_OPERATORS.has(op) && !isNumeric(value)) problem = 'a number';
+    else if (DATE_OPERATORS.has(op) && Number.isNaN(Date.parse(value))) problem = 'a date';
+    else if (SEMVER_OPERATORS.has(op) && !SEMVER.test(value)) problem = 'a semantic version';
+    if (problem)
+      ctx.addIssue({ code: 'custom', path: ['value'], message: `${op} needs ${problem} in "value"` });
+  });
+
+const payload = z.looseObject({ type: z.string().min(1), value: z.string() }).superRefine((p, ctx) => {
+  if (p.type === 'number' && !isNumeric(p.value)) {
+    ctx.addIssue({ code: 'custom', path: ['value'], message: 'a number payload needs a number in "value"' });
+  }
+  if (p.type === 'json') {
+    try {
+      JSON.parse(p.value);
+    } catch {
+      ctx.addIssue({ code: 'custom', path: ['value'], message: 'a json payload needs JSON in "value"' });
+    }
+  }
 });
 
-const payload = z.looseObject({ type: z.string(), value: z.string() });
+const override = z.looseObject({ contextName: z.string().min(1), values: z.array(z.string()) });
 
 const variant = z.looseObject({
-  name: z.string(),
-  weight: z.number(),
-  stickiness: z.string().optional(),
+  name: z.string().min(1),
+  weight: z.number().nonnegative(),
+  weightType: z.string().nullish(),
+  stickiness: z.string().nullish(),
   payload: payload.optional(),
+  overrides: z.array(override).nullish(),
 });
 
-const strategy = z.looseObject({
-  name: z.string(),
-  parameters: z.record(z.string(), z.unknown()).optional().nullable(),
-  constraints: z.array(constraint).optional().nullable(),
-  segments: z.array(z.number()).optional().nullable(),
-  variants: z.array(variant).optional().nullable(),
+/** The SDK adds the weights up and picks by a hash modulo the total: it must stay an exact number. */
+const variants = z
+  .array(variant)
+  .refine((list) => list.reduce((sum, v) => sum + v.weight, 0) <= Number.MAX_SAFE_INTEGER, {
+    message: 'the weights add up to more than a safe integer',
+  })
+  .nullish();
+
+/** Parameters are strings in the client API; numbers are read with `Number()` and accepted too. */
+const parameters = z.record(z.string(), z.union([z.string(), z.number()]));
+type Parameters = z.infer<typeof parameters>;
+
+/** Built-in strategies and the parameters their code reads, with what each must be. */
+const PERCENTAGE = 'a percentage from 0 to 100';
+const STRATEGY_PARAMETERS: Record<string, Record<string, 'percentage' | 'string'>> = {
+  flexibleRollout: { rollout: 'percentage' },
+  gradualRolloutUserId: { percentage: 'percentage' },
+  gradualRolloutSessionId: { percentage: 'percentage' },
+  gradualRolloutRandom: { percentage: 'percentage' },
+  userWithId: { userIds: 'string' },
+  remoteAddress: { IPs: 'string' },
+  applicationHostname: { hostNames: 'string' },
+};
+
+function checkParameters(
+  name: string,
+  given: Parameters | null | undefined,
+  hasVariants: boolean,
+  ctx: z.RefinementCtx,
+): void {
+  const needed = STRATEGY_PARAMETERS[name];
+  if (!given) {
+    // the SDK reads `parameters.<name>` (and `parameters.stickiness` for strategy variants)
+    if (needed || hasVariants)
+      ctx.addIssue({ code: 'custom', path: ['parameters'], message: `strategy ${name} needs "parameters"` });
+    return;
+  }
+  if (given.stickiness !== undefined && typeof given.stickiness !== 'string') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['parameters', 'stickiness'],
+      message: 'stickiness must be a string',
+    });
+  }
+  for (const [key, kind] of Object.entries(needed ?? {})) {
+    const value = given[key];
+    const ok =
+      kind === 'string'
+        ? typeof value === 'string'
+        : isNumeric(value) && Number(value) >= 0 && Number(value) <= 100;
+    if (!ok) {
+      const message = `strategy ${name} needs ${kind === 'string' ? 'a string' : PERCENTAGE} in "${key}"`;
+      ctx.addIssue({ code: 'custom', path: ['parameters', key], message });
+    }
+  }
+}
+
+const strategy = z
+  .looseObject({
+    name: z.string().min(1),
+    parameters: parameters.nullish(),
+    constraints: z.array(constraint).nullish(),
+    segments: z.array(z.number().int()).nullish(),
+    variants,
+  })
+  .superRefine((s, ctx) => checkParameters(s.name, s.parameters, (s.variants?.length ?? 0) > 0, ctx));
+
+const dependency = z.looseObject({
+  feature: z.string().min(1),
+  enabled: z.boolean().nullish(),
+  variants: z.array(z.string()).nullish(),
 });
 
 export const featureSchema = z.looseObject({
   name: z.string().min(1),
   enabled: z.boolean(),
-  project: z.string().optional(),
-  impressionData: z.boolean().optional().nullable(),
+  project: z.string().nullish(),
+  impressionData: z.boolean().nullish(),
   strategies: z.array(strategy),
-  variants: z.array(variant).optional().nullable(),
+  variants,
+  dependencies: z.array(dependency).nullish(),
 });
 
-export const segmentSchema = z.looseObject({ id: z.number(), constraints: z.array(constraint) });
-
-export const clientFeaturesSchema = z.looseObject({
-  version: z.number().optional(),
-  features: z.array(featureSchema),
-  segments: z.array(segmentSchema).optional(),
+export const segmentSchema = z.looseObject({
+  id: z.number().int(),
+  name: z.string().nullish(),
+  constraints: z.array(constraint).nullish(),
 });
 
-/** Describes the first problem of a payload in one short line. */
-export function describeProblem(error: z.ZodError): string {
+export const clientFeaturesSchema = z
+  .looseObject({
+    version: z.number().optional(),
+    features: z.array(featureSchema),
+    segments: z.array(segmentSchema).nullish(),
+  })
+  .superRefine((response, ctx) => {
+    const names = new Set<string>();
+    response.features.forEach((f, i) => {
+      if (names.has(f.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['features', i, 'name'],
+          message: 'a second toggle of that name',
+        });
+      names.add(f.name);
+    });
+    const ids = new Set<number>();
+    (response.segments ?? []).forEach((s, i) => {
+      if (ids.has(s.id))
+        ctx.addIssue({ code: 'custom', path: ['segments', i, 'id'], message: `a second segment ${s.id}` });
+      ids.add(s.id);
+    });
+    // A strategy naming a segment the answer lacks would be off for everybody (the SDK fails it):
+    // Unleash sends every segment its toggles use, so this is an inconsistent answer.
+    response.features.forEach((f, i) =>
+      f.strategies.forEach((s, j) =>
+        (s.segments ?? []).forEach((id, k) => {
+          if (!ids.has(id))
+            ctx.addIssue({
+              code: 'custom',
+              path: ['features', i, 'strategies', j, 'segments', k],
+              message: `segment ${id} is not in the answer's segments`,
+            });
+        }),
+      ),
+    );
+  });
+
+/** Where a refused answer went wrong: the toggle (or segment) and the field inside it. */
+export interface DefinitionsProblem {
+  /** Name of the toggle at fault, when the problem is inside one that has a string name. */
+  toggle: string | undefined;
+  /** Id of the segment at fault, when the problem is inside a segment. */
+  segment: number | undefined;
+  /** The field, relative to the toggle or segment (or to the answer), e.g. `strategies[0].parameters.rollout`. */
+  path: string;
+  problem: string;
+  /** One line naming all of the above. */
+  message: string;
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+
+/** Names the text of an upstream string for a log line, escaped and cut short. */
+const quote = (text: string) => JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text);
+
+/** Describes the first problem of a refused answer. */
+export function describeDefinitionsProblem(response: unknown, error: z.ZodError): DefinitionsProblem {
   const issue = error.issues[0];
-  const where = issue.path.length > 0 ? issue.path.join('.') : 'response';
-  return `${where}: ${issue.message}`;
+  const [top, index, ...rest] = issue.path;
+  const list = (response as Record<string, unknown> | null)?.[typeof top === 'string' ? top : ''];
+  const item: unknown = Array.isArray(list) && typeof index === 'number' ? list[index] : undefined;
+  const itemField = (field: string): unknown =>
+    typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[field] : undefined;
+  const name = top === 'features' ? itemField('name') : undefined;
+  const id = top === 'segments' ? itemField('id') : undefined;
+  const toggle = typeof name === 'string' ? name : undefined;
+  const segment = typeof id === 'number' ? id : undefined;
+  const inItem = (top === 'features' || top === 'segments') && typeof index === 'number';
+  const path = formatPath(inItem ? rest : issue.path) || (inItem ? '(the whole entry)' : '(the answer)');
+  const where =
+    toggle !== undefined
+      ? `toggle ${quote(toggle)}`
+      : segment !== undefined
+        ? `segment ${segment}`
+        : inItem
+          ? `${top}[${index}]`
+          : 'answer';
+  return {
+    toggle,
+    segment,
+    path,
+    problem: issue.message,
+    message: `${where} at ${path}: ${issue.message}`,
+  };
 }

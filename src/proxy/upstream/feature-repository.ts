@@ -69,6 +69,8 @@ export interface UpstreamStats {
   lastFetch: number;
   /** Number of failed or rejected fetches since start. */
   fetchErrors: number;
+  /** Number of definitions sets refused as malformed since start (the last good ones stayed in use). */
+  definitionsRefused: number;
 }
 
 /**

@@ -76,7 +76,7 @@ function cleanUrl(url: string): string {
 /** The one adapter around `unleash-client`: it fetches, refreshes and evaluates. */
 export class UnleashFeatureRepository implements FeatureRepository {
   revision = 0;
-  readonly stats: UpstreamStats = { lastUpdate: 0, lastFetch: 0, fetchErrors: 0 };
+  readonly stats: UpstreamStats = { lastUpdate: 0, lastFetch: 0, fetchErrors: 0, definitionsRefused: 0 };
   private readonly unleash: ProxyUnleash;
   private readonly staticContext: Context;
   private readonly customStrategies: readonly Strategy[];
@@ -130,6 +130,13 @@ export class UnleashFeatureRepository implements FeatureRepository {
       mode: { type: 'polling', format: 'full' },
       onDefinitions: (fromApi) => {
         if (fromApi) backup?.save(this.clientFeatures());
+      },
+      onRefused: (problem) => {
+        this.stats.definitionsRefused += 1;
+        this.upstreamWarnings.error(
+          `upstream definitions refused, keeping the last good ones: ${problem.message}`,
+          problem.message,
+        );
       },
       onRejected: (status, retryInMs) => {
         this.logger.error(

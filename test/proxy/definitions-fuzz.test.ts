@@ -1,0 +1,205 @@
+import fc from 'fast-check';
+import type { ProxyApp } from '../../src/proxy/app';
+import { sampleFeatures } from '../support/fixtures';
+import { LoopbackServers } from '../support/listen';
+import { capturingLogger } from '../support/logger';
+import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
+import { TestUpstream, type FeaturesPayload } from '../support/upstream';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type Container = Json[] | { [key: string]: Json };
+type Path = (string | number)[];
+
+/** Every place in a JSON tree that holds a value, as paths from the root. */
+function pathsOf(value: Json, at: Path = [], out: Path[] = []): Path[] {
+  const entries: [string | number, Json][] = Array.isArray(value)
+    ? value.map((v, i) => [i, v])
+    : value !== null && typeof value === 'object'
+      ? Object.entries(value)
+      : [];
+  for (const [key, child] of entries) {
+    out.push([...at, key]);
+    pathsOf(child, [...at, key], out);
+  }
+  return out;
+}
+
+function parentOf(root: Json, path: Path): { parent: Container; key: string | number } {
+  let node = root as Container;
+  for (const key of path.slice(0, -1)) node = (node as Record<string | number, Json>)[key] as Container;
+  return { parent: node, key: path[path.length - 1] };
+}
+
+/** Values that break naive code: wrong types, empties, huge and NaN-like numbers and strings. */
+const hostile = fc.oneof(
+  fc.constantFrom<Json>(
+    null,
+    {},
+    [],
+    [null],
+    [{}],
+    [[]],
+    { name: null },
+    true,
+    false,
+    0,
+    -1,
+    1.5,
+    1e308,
+    -1e308,
+    Number.MAX_SAFE_INTEGER * 8,
+    'NaN',
+    'Infinity',
+    '-Infinity',
+    '1e400',
+    '',
+    ' ',
+    '__proto__',
+    'constructor',
+    'x'.repeat(5000),
+    '{"unterminated":',
+    'v1.2.3',
+    'not a date',
+  ),
+  fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<Json>,
+);
+
+type Mutation =
+  | { kind: 'delete'; at: number }
+  | { kind: 'replace'; at: number; value: Json }
+  | { kind: 'insert'; at: number; key: string; value: Json }
+  | { kind: 'duplicate'; at: number };
+
+const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+  fc.record({ kind: fc.constant('delete' as const), at: fc.nat() }),
+  fc.record({ kind: fc.constant('replace' as const), at: fc.nat(), value: hostile }),
+  fc.record({
+    kind: fc.constant('insert' as const),
+    at: fc.nat(),
+    key: fc.constantFrom(
+      'dependencies',
+      'overrides',
+      'segments',
+      'parameters',
+      'variants',
+      'value',
+      'values',
+    ),
+    value: hostile,
+  }),
+  fc.record({ kind: fc.constant('duplicate' as const), at: fc.nat() }),
+);
+
+function mutate(valid: FeaturesPayload, mutations: Mutation[]): FeaturesPayload {
+  const root = structuredClone(valid) as unknown as Json;
+  for (const m of mutations) {
+    const paths = pathsOf(root).filter((p) => p[0] === 'features' || p[0] === 'segments');
+    if (paths.length === 0) break;
+    const path = paths[m.at % paths.length];
+    const { parent, key } = parentOf(root, path);
+    const slot = parent as Record<string | number, Json>;
+    if (m.kind === 'delete') {
+      if (Array.isArray(parent)) parent.splice(Number(key), 1);
+      else delete slot[key];
+    } else if (m.kind === 'replace') slot[key] = m.value;
+    else if (m.kind === 'insert') {
+      const target = slot[key];
+      if (Array.isArray(target)) target.push(m.value);
+      else if (target !== null && typeof target === 'object') target[m.key] = m.value;
+      else slot[key] = { [m.key]: m.value };
+    } else if (Array.isArray(parent)) parent.push(structuredClone(parent[Number(key)]));
+  }
+  return root as unknown as FeaturesPayload;
+}
+
+describe('definitions fuzzing', () => {
+  const servers = new LoopbackServers();
+  let upstream: TestUpstream | undefined;
+  let app: ProxyApp | undefined;
+
+  afterAll(async () => {
+    await servers.closeAll();
+    await app?.close();
+    await upstream?.stop();
+  });
+
+  test('random mutations of valid toggles are either evaluated without error or refused, never a 5xx', async () => {
+    const valid = sampleFeatures();
+    upstream = await new TestUpstream(valid).start();
+    const logger = capturingLogger();
+    const proxy = await readyProxyFor(upstream, { refreshInterval: 20, logger });
+    app = proxy;
+    const url = await servers.listen(proxy);
+
+    const answers = async () => {
+      const get = await fetch(`${url}/proxy?userId=u1&sessionId=s1&plan=pro&version=2.1.0`, {
+        headers: { authorization: CLIENT_KEY },
+      });
+      const post = await fetch(`${url}/proxy`, {
+        method: 'POST',
+        headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          context: { userId: 'beta-1', sessionId: 's2', properties: { plan: 'pro', version: '3.0.0' } },
+        }),
+      });
+      return {
+        get: { status: get.status, body: await get.text() },
+        post: { status: post.status, body: await post.text() },
+      };
+    };
+    const good = await answers();
+    expect(good.get.status).toBe(200);
+    expect(good.post.status).toBe(200);
+
+    /**
+     * Serves a definitions set and waits until the proxy has accepted it, refused it, or failed the
+     * fetch (an answer without a `features` list is no definitions set at all for the SDK).
+     */
+    const serve = async (payload: FeaturesPayload): Promise<'accepted' | 'refused'> => {
+      const { revision, stats } = proxy.features;
+      const { definitionsRefused, fetchErrors } = stats;
+      upstream?.setFeatures(payload);
+      await waitFor(
+        () =>
+          proxy.features.revision !== revision ||
+          stats.definitionsRefused !== definitionsRefused ||
+          stats.fetchErrors !== fetchErrors,
+        5000,
+      );
+      return proxy.features.revision !== revision ? 'accepted' : 'refused';
+    };
+
+    let outcomes = { accepted: 0, refused: 0 };
+    await fc.assert(
+      fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 3 }), async (mutations) => {
+        const mutated = mutate(valid, mutations);
+        if (JSON.stringify(mutated) === JSON.stringify(valid)) return; // nothing to tell apart
+        const errorsBefore = logger.lines.filter((l) => l.level === 'error').length;
+        const outcome = await serve(mutated);
+        outcomes = { ...outcomes, [outcome]: outcomes[outcome] + 1 };
+        const now = await answers();
+        expect(now.get.status).toBe(200);
+        expect(now.post.status).toBe(200);
+        const errors = logger.lines.filter((l) => l.level === 'error').slice(errorsBefore);
+        if (outcome === 'refused') {
+          expect(now).toEqual(good);
+          expect(errors.length).toBeLessThanOrEqual(1);
+          // rate-limited, so a repeat of one problem may be silent; any line is the refusal
+          for (const line of errors) expect(line.msg).toMatch(/^upstream definitions refused/);
+        } else {
+          expect(errors).toEqual([]); // no toggle threw while compiling or evaluating
+        }
+        // back to the valid set (the proxy may still be refusing the mutated one meanwhile)
+        const { revision } = proxy.features;
+        upstream?.setFeatures(valid);
+        await waitFor(() => proxy.features.revision !== revision, 5000);
+        expect(await answers()).toEqual(good);
+      }),
+      { numRuns: 60, interruptAfterTimeLimit: 15_000, markInterruptAsFailure: false },
+    );
+    // the mutations reach both sides of the validation
+    expect(outcomes.accepted).toBeGreaterThan(0);
+    expect(outcomes.refused).toBeGreaterThan(0);
+    expect((await fetch(`${url}/proxy/health`)).status).toBe(200);
+  });
+});
