@@ -5,7 +5,16 @@ declare module 'autocannon' {
     path?: string;
     headers?: Record<string, string>;
     body?: string;
-    setupRequest?: (req: { path?: string }) => object;
+    setupRequest?: (
+      req: { path?: string; headers?: Record<string, string> },
+      context: Record<string, unknown>,
+    ) => object;
+    onResponse?: (
+      status: number,
+      body: string,
+      context: Record<string, unknown>,
+      headers: Record<string, string>,
+    ) => void;
   }
   interface Options {
     url: string;

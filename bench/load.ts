@@ -16,6 +16,11 @@ export interface LoadJob {
   amount?: number;
   /** A new userId and sessionId per request, appended to `path` (GET). */
   uniqueContexts: boolean;
+  /**
+   * A fleet of this many users (appended to `path` as `userId`), visited in turn, each revalidating
+   * the ETag of its own last answer. A first pass (not measured) visits every user once to learn them.
+   */
+  fleetUsers?: number;
 }
 
 export interface LoadResult {
@@ -30,10 +35,49 @@ export interface LoadResult {
   cpuMicros: number;
 }
 
-export function runLoad(job: LoadJob): Promise<LoadResult> {
+/** Each user's last ETag, kept across the learning pass and the measured run. */
+const fleetEtags = new Map<number, string>();
+
+function fleetRequest(job: LoadJob, users: number) {
+  let next = 0;
+  return {
+    method: job.method,
+    path: job.path,
+    headers: job.headers,
+    setupRequest: (
+      req: { path?: string; headers?: Record<string, string> },
+      context: Record<string, unknown>,
+    ) => {
+      const user = next;
+      next = (next + 1) % users;
+      context.user = user;
+      const etag = fleetEtags.get(user);
+      const headers = { ...job.headers, ...(etag ? { 'if-none-match': etag } : {}) };
+      return { ...req, headers, path: `${job.path}&userId=fleet-user-${user}` };
+    },
+    onResponse: (
+      _status: number,
+      _body: string,
+      context: Record<string, unknown>,
+      headers: Record<string, string>,
+    ) => {
+      if (headers.etag && typeof context.user === 'number') fleetEtags.set(context.user, headers.etag);
+    },
+  };
+}
+
+export async function runLoad(job: LoadJob): Promise<LoadResult> {
+  if (job.fleetUsers) {
+    // the learning pass: every user fetches its answer once
+    await runAutocannon({ ...job, amount: job.fleetUsers }, fleetRequest(job, job.fleetUsers));
+  }
+  return runAutocannon(job, job.fleetUsers ? fleetRequest(job, job.fleetUsers) : plainRequest(job));
+}
+
+function plainRequest(job: LoadJob) {
   let counter = 0;
   const base = `${process.pid.toString(36)}-${Date.now().toString(36)}`;
-  const request = {
+  return {
     method: job.method,
     path: job.path,
     headers: job.headers,
@@ -47,6 +91,11 @@ export function runLoad(job: LoadJob): Promise<LoadResult> {
         }
       : {}),
   };
+}
+
+type AutocannonRequest = NonNullable<Parameters<typeof autocannon>[0]['requests']>[number];
+
+function runAutocannon(job: LoadJob, request: AutocannonRequest): Promise<LoadResult> {
   const cpuBefore = process.cpuUsage();
   return new Promise((resolve, reject) => {
     autocannon(

@@ -309,7 +309,12 @@ interface Scenario {
   uniqueContexts: boolean;
   /** The sample request to take the ceiling's bytes from, when it differs from the load request. */
   samplePath?: string;
+  /** Distinct users each revalidating its own last ETag (see load.ts). */
+  fleetUsers?: number;
 }
+
+/** Users in the fleet scenario. */
+const FLEET_USERS = Number(process.env.BENCH_FLEET_USERS ?? 20_000);
 
 function scenarios(features: BenchFeatures): Scenario[] {
   const auth = { authorization: CLIENT_KEY };
@@ -354,6 +359,22 @@ function scenarios(features: BenchFeatures): Scenario[] {
       headers: auth,
       uniqueContexts: false,
     },
+    {
+      name: `GET /proxy, ${FLEET_USERS} users each revalidating its own ETag (304)`,
+      method: 'GET',
+      path: `/proxy?${CONTEXT_QUERY}`,
+      samplePath: `/proxy?${CONTEXT_QUERY}&userId=fleet-user-0`,
+      headers: auth,
+      uniqueContexts: false,
+      fleetUsers: FLEET_USERS,
+    },
+    {
+      name: 'GET /proxy with a wrong client key (401)',
+      method: 'GET',
+      path: repeated,
+      headers: { authorization: 'not-a-client-key' },
+      uniqueContexts: false,
+    },
   ];
 }
 
@@ -374,7 +395,7 @@ async function measureCell(
 ): Promise<Row> {
   const headers = { ...scenario.headers };
   if (scenario.name.includes('304')) {
-    const first = await request(proxy.port, 'GET', scenario.path, scenario.headers);
+    const first = await request(proxy.port, 'GET', scenario.samplePath ?? scenario.path, scenario.headers);
     headers['if-none-match'] = first.headers.etag ?? '';
   }
   const sample = await request(
@@ -400,6 +421,7 @@ async function measureCell(
     connections: CONNECTIONS,
     duration,
     uniqueContexts: scenario.uniqueContexts,
+    fleetUsers: scenario.fleetUsers,
   });
   await load(job(proxy.port, 1)); // warm-up: JIT and caches, not measured
   return {
