@@ -109,22 +109,25 @@ describe('answers for repeated contexts', () => {
     resolve.mockRestore();
   });
 
-  test('an answer that depends on the clock is validated by its body: evaluated on every revalidation', async () => {
+  test('an answer that reads the clock is validated by the clock\'s window among its dates', async () => {
     const app = await readyProxyFor(upstream, {});
     apps.push(app);
     const revision = app.features.revision;
     upstream.setFeatures({ version: 2, features: [payload().features[0], payload().features[1]] });
     await waitFor(() => app.features.revision > revision);
     const first = await ask(app);
-    expect(String(first.headers.etag)).toMatch(/^W\/"b-/);
+    expect(String(first.headers.etag)).toMatch(/^W\/"d-/);
+    expect(names(first.body)).not.toContain('launch');
     const fast = app.features.fast?.();
     const resolve = jest.spyOn(fast as NonNullable<typeof fast>, 'resolve');
+    // the clock is still before the launch date: the same window, so no evaluation is needed
     await ask(app).set('If-None-Match', String(first.headers.etag)).expect(304);
-    expect(resolve).toHaveBeenCalledWith('launch', expect.anything());
+    expect(resolve).not.toHaveBeenCalled();
     resolve.mockRestore();
-    // with the client's own time, the answer is a function of the context again
-    const timed = await ask(app, 'userId=u1&currentTime=2031-01-01T00:00:00.000Z');
+    // with the client's own time past the date, the answer (and its validator) differ
+    const timed = await ask(app, 'userId=u1&plan=pro&currentTime=2031-01-01T00:00:00.000Z');
     expect(String(timed.headers.etag)).toMatch(/^W\/"d-/);
+    expect(timed.headers.etag).not.toBe(first.headers.etag);
     expect(names(timed.body)).toContain('launch');
   });
 

@@ -109,11 +109,14 @@ export function combine(list: readonly Determinism[]): Determinism {
 
 const nonEmpty = (value: unknown) => typeof value === 'string' && value !== '';
 
-/** True when, for this (enhanced) context, the answer cannot depend on chance, the clock or the host. */
-export function isDeterministic(d: Determinism, context: Context): boolean {
+/**
+ * True when, for this (enhanced) context, the answer cannot depend on chance, the clock or the host.
+ * With `clockKnown` the caller accounts for the clock itself (see `clockWindow`).
+ */
+export function isDeterministic(d: Determinism, context: Context, clockKnown = false): boolean {
   if (d === ALWAYS_DETERMINISTIC) return true;
   if (d.never) return false;
-  if (d.currentTime && !context.currentTime) return false;
+  if (d.currentTime && !context.currentTime && !clockKnown) return false;
   if (d.userOrSession && !context.userId && !context.sessionId) return false;
   if (d.seed && !nonEmpty(context.userId) && !nonEmpty(context.sessionId) && !nonEmpty(context.remoteAddress))
     return false;
@@ -123,4 +126,41 @@ export function isDeterministic(d: Determinism, context: Context): boolean {
     if (!value) return false;
   }
   return true;
+}
+
+/** Epoch ms of every date a DATE_AFTER/DATE_BEFORE constraint of these definitions compares with. */
+export function dateBoundaries(features: readonly FeatureInterface[], sources: Sources): number[] {
+  const out = new Set<number>();
+  const add = (list: readonly { operator?: unknown; value?: unknown }[] | null | undefined) => {
+    for (const c of list ?? []) {
+      if (!c || (c.operator !== 'DATE_AFTER' && c.operator !== 'DATE_BEFORE')) continue;
+      const at = new Date(String(c.value ?? '')).getTime();
+      if (!Number.isNaN(at)) out.add(at);
+    }
+  };
+  for (const feature of features) {
+    for (const strategy of Array.isArray(feature.strategies) ? feature.strategies : []) {
+      add(strategy.constraints);
+      for (const id of strategy.segments ?? []) add(sources.segment(id)?.constraints);
+    }
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+/**
+ * Where the clock stands among the dates date constraints compare with: every date constraint
+ * gives the same result for two instants with the same window, so an answer is a pure function
+ * of the definitions, the context and this window (the same on every replica whose clock agrees).
+ * `lt.le`: how many dates are before `now`, and how many are at or before it (DATE_AFTER is
+ * `now > date`, DATE_BEFORE `now < date`: the instant of a date is a window of its own).
+ */
+export function clockWindow(boundaries: readonly number[], now: number): string {
+  let lt = 0;
+  let le = 0;
+  for (const at of boundaries) {
+    if (at < now) lt += 1;
+    if (at <= now) le += 1;
+    else break;
+  }
+  return `${lt}.${le}`;
 }

@@ -10,7 +10,7 @@ import type {
   UsagePlan,
 } from '../upstream/feature-repository';
 import { AnswerCache } from './answer-cache';
-import { combine, isDeterministic, type Determinism } from './determinism';
+import { clockWindow, combine, isDeterministic, type Determinism } from './determinism';
 import { bodyEtag, derivedEtag } from './etag';
 import { compilePlan, memoKey, outcomeOf, type CompiledToggle, type Outcome, type Plan } from './plan';
 import { FALLBACK_VARIANT, toggleListBody } from './toggle-json';
@@ -116,12 +116,17 @@ export class Evaluator {
       determinism = combine(toggles.flatMap((t) => (typeof t === 'string' ? [] : [t.determinism])));
     }
     const enhanced = fast.enhance(context);
-    const canonical = isDeterministic(determinism, enhanced) ? canonicalContext(enhanced) : undefined;
+    // Without the client's own time, date constraints read the clock: its window joins the inputs.
+    const clocked = determinism.currentTime && !enhanced.currentTime;
+    const window = clocked ? clockWindow(plan.dateBoundaries, Date.now()) : '';
+    const canonical = isDeterministic(determinism, enhanced, clocked)
+      ? canonicalContext(enhanced)
+      : undefined;
     if (canonical === undefined) {
       const body = this.evaluate(fast, state, selection, toggles, enhanced).body;
       return this.withBodyEtag(body, ifNoneMatch);
     }
-    const etag = derivedEtag(plan.digest, selectionKey, canonical);
+    const etag = derivedEtag(plan.digest, clocked ? `${selectionKey}@${window}` : selectionKey, canonical);
     if (etagMatches(ifNoneMatch, etag)) return { notModified: true, etag };
     const cached = state.cache.get(etag);
     if (cached) {
@@ -129,6 +134,9 @@ export class Evaluator {
       return { notModified: false, body: cached.body, etag };
     }
     const { body, usage } = this.evaluate(fast, state, selection, toggles, enhanced);
+    // A date passed while evaluating: this body belongs to no single window, validate it by itself.
+    if (clocked && clockWindow(plan.dateBoundaries, Date.now()) !== window)
+      return this.withBodyEtag(body, undefined);
     if (usage && state.cache.admit(etag)) {
       const buffer = Buffer.from(body);
       state.cache.set(etag, { body: buffer, usage }, buffer.length + 24 * usage.names.length + 160);

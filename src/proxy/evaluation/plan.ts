@@ -1,7 +1,7 @@
 import type { Context } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type { FastEvaluation, SdkVariant } from '../upstream/feature-repository';
-import { combine, determinismOf, type Determinism } from './determinism';
+import { combine, dateBoundaries, determinismOf, type Determinism } from './determinism';
 import { definitionsDigest } from './etag';
 import { toEvaluatedToggle } from './toggle-json';
 
@@ -46,6 +46,8 @@ export interface Plan {
   readonly determinism: Determinism;
   /** True when no custom strategy runs: nothing changes a context during evaluation. */
   readonly builtInOnly: boolean;
+  /** Dates of every date constraint, sorted: the clock matters only as its window among them. */
+  readonly dateBoundaries: readonly number[];
 }
 
 interface KnownOutcome {
@@ -253,6 +255,7 @@ export function compilePlan(
     byName: new Map(toggles.map((t) => [t.name, t])),
     determinism: combine(toggles.map((t) => t.determinism)),
     builtInOnly: toggles.every((t) => !t.customCode),
+    dateBoundaries: dateBoundaries(features, fast),
   };
 }
 
