@@ -1,13 +1,15 @@
-import type { Context } from 'unleash-client';
+import { Strategy, type Context } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
-import type { Segment } from 'unleash-client/lib/strategy/strategy';
+import type { Constraint, Segment } from 'unleash-client/lib/strategy/strategy';
 
 /**
  * What a context must carry for a toggle's answer to be a pure function of the definitions and
  * that context, as `unleash-client` 6 evaluates it. Otherwise chance (`Math.random` seeds), the
  * clock, the host or code we do not know decides:
- * - `never`: a custom strategy, `gradualRolloutRandom`, `random` stickiness, or
- *   `applicationHostname` (the same request gives other answers on other hosts);
+ * - `never`: a custom strategy, a random strategy without constraints, `random` variant
+ *   stickiness, or `applicationHostname` (the same request gives other answers on other hosts);
+ * - `chance`: random strategies (`gradualRolloutRandom`, `flexibleRollout` with `random`
+ *   stickiness) behind constraints: chance decides only for a context that passes them;
  * - `currentTime`: a DATE_AFTER/DATE_BEFORE constraint compares with the clock unless the context
  *   says what time it is;
  * - `userOrSession`: a `flexibleRollout` with default stickiness rolls a die without either;
@@ -16,14 +18,29 @@ import type { Segment } from 'unleash-client/lib/strategy/strategy';
  */
 export interface Determinism {
   readonly never: boolean;
+  readonly chance: readonly ChanceGuard[];
   readonly currentTime: boolean;
   readonly userOrSession: boolean;
   readonly seed: boolean;
   readonly fields: readonly string[];
 }
 
+/** The constraints (its own and its segments') in front of a random strategy. */
+export interface ChanceGuard {
+  readonly constraints: readonly (Constraint | undefined)[];
+}
+
+/** The SDK's own constraint check (built-in code, the same operators as evaluation). */
+const constraintChecker = new Strategy('determinism-guard');
+
+/** True when a context passes a random strategy's constraints: then chance decides for it. */
+function reached(guard: ChanceGuard, context: Context): boolean {
+  return constraintChecker.checkConstraints(context, guard.constraints.values());
+}
+
 export const ALWAYS_DETERMINISTIC: Determinism = Object.freeze({
   never: false,
+  chance: Object.freeze([]) as readonly ChanceGuard[],
   currentTime: false,
   userOrSession: false,
   seed: false,
@@ -37,6 +54,7 @@ interface Sources {
 
 class Collector {
   never = false;
+  readonly chance: ChanceGuard[] = [];
   currentTime = false;
   userOrSession = false;
   seed = false;
@@ -56,10 +74,18 @@ class Collector {
   }
 
   result(): Determinism {
-    if (!this.never && !this.currentTime && !this.userOrSession && !this.seed && this.fields.size === 0)
+    if (
+      !this.never &&
+      this.chance.length === 0 &&
+      !this.currentTime &&
+      !this.userOrSession &&
+      !this.seed &&
+      this.fields.size === 0
+    )
       return ALWAYS_DETERMINISTIC;
     return {
       never: this.never,
+      chance: this.never ? [] : this.chance,
       currentTime: this.currentTime,
       userOrSession: this.userOrSession,
       seed: this.seed,
@@ -72,15 +98,30 @@ class Collector {
 export function determinismOf(features: readonly FeatureInterface[], sources: Sources): Determinism {
   const out = new Collector();
   for (const feature of features) {
+    // a disabled toggle answers disabled whatever its strategies (or its parents') would say
+    if (feature.enabled === false) continue;
     for (const strategy of Array.isArray(feature.strategies) ? feature.strategies : []) {
       const parameters = (strategy.parameters ?? {}) as Record<string, unknown>;
-      if (!sources.isBuiltInStrategy(strategy.name)) out.never = true;
-      else if (strategy.name === 'gradualRolloutRandom' || strategy.name === 'applicationHostname')
+      const guard = (): ChanceGuard => ({
+        constraints: [
+          ...(strategy.constraints ?? []),
+          ...(strategy.segments ?? []).flatMap((id) => {
+            const segment = sources.segment(id);
+            return segment ? (segment.constraints ?? []) : [undefined];
+          }),
+        ],
+      });
+      const random = (g: ChanceGuard) => {
+        if (g.constraints.length === 0) out.never = true;
+        else out.chance.push(g);
+      };
+      if (!sources.isBuiltInStrategy(strategy.name) || strategy.name === 'applicationHostname')
         out.never = true;
+      else if (strategy.name === 'gradualRolloutRandom') random(guard());
       else if (strategy.name === 'flexibleRollout') {
         const stickiness = parameters.stickiness || 'default';
         if (stickiness === 'default') out.userOrSession = true;
-        else if (stickiness === 'random') out.never = true;
+        else if (stickiness === 'random') random(guard());
       }
       out.constraints(strategy.constraints);
       for (const id of strategy.segments ?? []) out.constraints(sources.segment(id)?.constraints);
@@ -99,6 +140,7 @@ export function combine(list: readonly Determinism[]): Determinism {
   for (const d of list) {
     if (d === ALWAYS_DETERMINISTIC) continue;
     out.never ||= d.never;
+    out.chance.push(...d.chance);
     out.currentTime ||= d.currentTime;
     out.userOrSession ||= d.userOrSession;
     out.seed ||= d.seed;
@@ -117,6 +159,7 @@ export function isDeterministic(d: Determinism, context: Context, clockKnown = f
   if (d === ALWAYS_DETERMINISTIC) return true;
   if (d.never) return false;
   if (d.currentTime && !context.currentTime && !clockKnown) return false;
+  for (const guard of d.chance) if (reached(guard, context)) return false;
   if (d.userOrSession && !context.userId && !context.sessionId) return false;
   if (d.seed && !nonEmpty(context.userId) && !nonEmpty(context.sessionId) && !nonEmpty(context.remoteAddress))
     return false;
