@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** NUL: PostgreSQL cannot store it in text, so it is refused in every field before any query. */
-const NUL = /\u0000/;
+const NUL = '\u0000';
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 
 /**
@@ -15,7 +15,7 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
 const codePoint = (s: string) => `U+${(s.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
 
 const text = (what: string) =>
-  z.string({ error: `${what} must be a string` }).refine((s) => !NUL.test(s), NUL_MESSAGE);
+  z.string({ error: `${what} must be a string` }).refine((s) => !s.includes(NUL), NUL_MESSAGE);
 
 /** A role name: trimmed, 1..100 characters, none of them invisible or a control character. */
 const roleName = text('name')
