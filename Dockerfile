@@ -1,21 +1,22 @@
 # syntax=docker/dockerfile:1
-# Build stage: compile TypeScript with the dev dependencies.
+# Build stage: `npm ci` installs the dev dependencies and its `prepare` script compiles TypeScript,
+# so the sources it compiles are copied first.
 FROM node:20-alpine AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bench ./bench
 COPY scripts ./scripts
-RUN npm run build
+RUN npm ci --no-audit --no-fund && test -f dist/src/bin/flags-proxy.js
 
 # Runtime stage: production dependencies and the compiled output only, as a non-root user.
 FROM node:20-alpine
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# --ignore-scripts: `prepare` would compile with tsc, a dev dependency that is not installed here;
+# the compiled output comes from the build stage.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
 COPY src/server/migrations ./src/server/migrations
 COPY examples ./examples

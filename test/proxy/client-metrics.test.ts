@@ -445,6 +445,175 @@ describe('forwarding when the upstream fails', () => {
   });
 });
 
+/** Refuses, like the flag server, times that are not ISO 8601 with a four-digit year, and one toggle name. */
+function refuseLikeTheFlagServer(_path: string, body: unknown): number | undefined {
+  const b = body as Partial<ForwardedBucket> & { started?: string };
+  const times = [b.bucket?.start, b.bucket?.stop, b.started].filter((t) => t !== undefined);
+  if (times.some((t) => !/^\d{4}-\d\d-\d\dT/.test(String(t)))) return 400;
+  if (b.bucket?.toggles && 'refused-by-upstream' in b.bucket.toggles) return 400;
+  if ((b as { appName?: string }).appName === 'refused-registration') return 400;
+  return undefined;
+}
+
+describe('the usage relay cannot be poisoned', () => {
+  afterEach(() => {
+    upstream.usageStatus = undefined;
+  });
+
+  const farFuture = Date.UTC(3000, 0, 1);
+  test.each([
+    ['a stop far in the future (epoch ms)', { start: now, stop: farFuture }, 'bucket.stop'],
+    ['the largest Date as start and stop', { start: 8.64e15, stop: 8.64e15 }, 'bucket.start'],
+    [
+      'a stop two days ahead (ISO)',
+      { start: now, stop: new Date(now + 2 * 86_400_000).toISOString() },
+      'bucket.stop',
+    ],
+    ['a start before 2000', { start: '1999-12-31T23:59:59Z', stop: now }, 'bucket.start'],
+    ['a start at epoch 0', { start: 0, stop: now }, 'bucket.start'],
+  ])('answers 400 naming the field for %s', async (_what, times, field) => {
+    const app = await proxy({ metricsInterval: 3_600_000 });
+    const res = await request(app)
+      .post('/proxy/client/metrics')
+      .set('Authorization', CLIENT_KEY)
+      .send({
+        appName: 'time-traveller',
+        instanceId: 'i',
+        bucket: { ...times, toggles: { t: { yes: 1, no: 0 } } },
+      });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      name: 'ValidationError',
+      message: expect.any(String),
+    });
+    expect(res.body.message).toContain(field);
+    expect(res.body.message).toContain('2000-01-01T00:00:00.000Z');
+    expect(app.clientUsage.aggregator.size().apps).toBe(0);
+  });
+
+  test('accepts times from 2000 up to a day ahead of the proxy clock', async () => {
+    const app = await proxy({ metricsInterval: 3_600_000 });
+    const post = (start: unknown, stop: unknown) =>
+      request(app)
+        .post('/proxy/client/metrics')
+        .set('Authorization', CLIENT_KEY)
+        .send({
+          appName: 'in-window',
+          instanceId: 'i',
+          bucket: { start, stop, toggles: { t: { yes: 1, no: 0 } } },
+        });
+    expect((await post('2000-01-01T00:00:00Z', now)).status).toBe(202);
+    expect((await post(now, now + 23 * 3_600_000)).status).toBe(202);
+  });
+
+  test('a registration started far in the future is a 400 naming started', async () => {
+    const app = await proxy({ metricsInterval: 3_600_000 });
+    const res = await request(app)
+      .post('/proxy/client/register')
+      .set('Authorization', CLIENT_KEY)
+      .send({ appName: 'a', instanceId: 'i', started: 8.64e15 });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain('started');
+  });
+
+  test('a bucket the upstream refuses with 400 is dropped and counted; later counts of the app arrive', async () => {
+    upstream.usageStatus = refuseLikeTheFlagServer;
+    const app = await proxy({ metricsInterval: 3_600_000 });
+    const post = (body: unknown) =>
+      request(app)
+        .post('/proxy/client/metrics')
+        .set('Authorization', CLIENT_KEY)
+        .send(body as object);
+    // What the issue reproduced: a time the upstream refuses (400 here now), then a bucket refused for another reason.
+    await post({
+      appName: 'poisoned-app',
+      instanceId: 'i',
+      bucket: { start: now, stop: 8.64e15, toggles: { 'always-on': { yes: 1, no: 0 } } },
+    });
+    expect(
+      (await post(metricsPayload('poisoned-app', { 'refused-by-upstream': { yes: 1, no: 0 } }))).status,
+    ).toBe(202);
+    await app.clientUsage.forwarder.flush();
+    expect(app.clientUsage.aggregator.size()).toEqual({ apps: 0, toggles: 0, variants: 0 });
+
+    expect((await post(metricsPayload('poisoned-app', { 'always-on': { yes: 3, no: 1 } }))).status).toBe(202);
+    await app.clientUsage.forwarder.flush();
+    const accepted = forwardedFor(upstream.posted('/api/client/metrics'), 'poisoned-app').filter(
+      (b) => refuseLikeTheFlagServer('', b) === undefined,
+    );
+    expect(totals(accepted)).toEqual({ 'always-on': { yes: 3, no: 1, variants: {} } });
+
+    const text = (
+      await request(app).get('/proxy/internal-backstage/prometheus').set('Authorization', CLIENT_KEY)
+    ).text;
+    expect(text).toMatch(/^flags_proxy_client_usage_dropped_total\{reason="metrics_refused"\} [1-9]/m);
+    expect(text).toMatch(
+      /^flags_proxy_client_usage_forwards_total\{path="client\/metrics",result="refused"\} [1-9]/m,
+    );
+    expect(text).not.toContain('poisoned-app');
+  });
+
+  test('a registration the upstream refuses with 400 is sent once, not retried', async () => {
+    upstream.usageStatus = refuseLikeTheFlagServer;
+    const app = await proxy({ metricsInterval: 3_600_000 });
+    const res = await request(app)
+      .post('/proxy/client/register')
+      .set('Authorization', CLIENT_KEY)
+      .send({ appName: 'refused-registration', instanceId: 'i' });
+    expect(res.status).toBe(202);
+    await app.clientUsage.forwarder.flush();
+    await app.clientUsage.forwarder.flush();
+    expect(forwardedFor(upstream.posted('/api/client/register'), 'refused-registration')).toHaveLength(1);
+    expect(app.clientUsage.registrations.size).toBe(0);
+  });
+
+  test('refused buckets of a thousand apps do not fill the app slots: a new app is still forwarded', async () => {
+    upstream.usageStatus = refuseLikeTheFlagServer;
+    const app = await proxy({ metricsInterval: 3_600_000 });
+    const base = await listen(app);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+    const postOne = (body: unknown) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request(
+          `${base}/proxy/client/metrics`,
+          {
+            method: 'POST',
+            agent,
+            headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify(body));
+      });
+    try {
+      for (let i = 0; i < 1000; i += 50) {
+        const statuses = await Promise.all(
+          Array.from({ length: 50 }, (_, j) =>
+            postOne(metricsPayload(`slot-filler-${i + j}`, { 'refused-by-upstream': { yes: 1, no: 0 } })),
+          ),
+        );
+        expect(statuses.every((s) => s === 202)).toBe(true);
+      }
+      expect(app.clientUsage.aggregator.size().apps).toBe(1000);
+      await app.clientUsage.forwarder.flush();
+      expect(app.clientUsage.aggregator.size().apps).toBe(0);
+
+      expect(await postOne(metricsPayload('late-newcomer', { 'always-on': { yes: 2, no: 0 } }))).toBe(202);
+      await app.clientUsage.forwarder.flush();
+      expect(totals(forwardedFor(upstream.posted('/api/client/metrics'), 'late-newcomer'))).toEqual({
+        'always-on': { yes: 2, no: 0, variants: {} },
+      });
+    } finally {
+      agent.destroy();
+    }
+  }, 60_000);
+});
+
 describe('UsageAggregator bounds', () => {
   test('drops new toggles and variants beyond their bounds while known ones keep counting', () => {
     const dropped: DropReason[] = [];

@@ -197,6 +197,55 @@ describe('proxy configuration', () => {
     expect(config.clientKeys).toEqual(['k1', 'k2']);
   });
 
+  test('refuses a value that is both a client key and a server-side SDK token, naming both variables, never the value', () => {
+    const shared = 'shared-secret-4f9c';
+    const problems = configProblems(() =>
+      parseConfig(
+        { logger: silentLogger },
+        {
+          ...REQUIRED,
+          FLAGS_PROXY_CLIENT_KEYS: `k1,${shared}`,
+          EXP_SERVER_SIDE_SDK_CONFIG_TOKENS: `t1,${shared}`,
+        },
+      ),
+    );
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('clientKeys (FLAGS_PROXY_CLIENT_KEYS)');
+    expect(problems[0]).toContain('expServerSideSdkConfig.tokens (EXP_SERVER_SIDE_SDK_CONFIG_TOKENS)');
+    expect(problems.join('\n')).not.toContain(shared);
+  });
+
+  test('refuses the same overlap through the deprecated FLAGS_PROXY_SECRETS and through options in code', () => {
+    const { FLAGS_PROXY_CLIENT_KEYS: _unused, ...env } = REQUIRED;
+    const viaSecrets = configProblems(() =>
+      parseConfig(
+        { logger: silentLogger },
+        { ...env, FLAGS_PROXY_SECRETS: 'old-secret', EXP_SERVER_SIDE_SDK_CONFIG_TOKENS: 'old-secret' },
+      ),
+    );
+    expect(viaSecrets).toEqual([expect.stringContaining('proxySecrets (FLAGS_PROXY_SECRETS)')]);
+    expect(viaSecrets[0]).toContain('EXP_SERVER_SIDE_SDK_CONFIG_TOKENS');
+    expect(viaSecrets[0]).not.toContain('old-secret');
+
+    const inCode = configProblems(() =>
+      parseConfig(
+        { logger: silentLogger, clientKeys: ['same'], expServerSideSdkConfig: { tokens: ['same'] } },
+        { FLAGS_URL: REQUIRED.FLAGS_URL, FLAGS_API_TOKEN: REQUIRED.FLAGS_API_TOKEN },
+      ),
+    );
+    expect(inCode).toEqual([expect.stringContaining('clientKeys (FLAGS_PROXY_CLIENT_KEYS)')]);
+    expect(inCode[0]).not.toMatch(/\bsame\b/);
+  });
+
+  test('accepts distinct client keys and server-side SDK tokens', () => {
+    const config = parseConfig(
+      { logger: silentLogger },
+      { ...REQUIRED, EXP_SERVER_SIDE_SDK_CONFIG_TOKENS: 'server-1,server-2' },
+    );
+    expect(config.clientKeys).toEqual(['k1', 'k2']);
+    expect(config.expServerSideSdkConfig.tokens).toEqual(['server-1', 'server-2']);
+  });
+
   test('bootstrap options come from the environment, the Authorization header included', () => {
     const config = parseConfig(
       { logger: silentLogger },

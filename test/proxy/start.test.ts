@@ -51,6 +51,22 @@ test('exits 1 naming a variable whose value does not parse', async () => {
   expect(stderr).toContain('FLAGS_FETCH_INTERVAL="soon": must be a whole non-negative number');
 });
 
+test('exits 1 without the value when a client key is also a server-side SDK token', async () => {
+  const shared = 'doubled-secret-7d1e';
+  const { exited } = run({
+    FLAGS_URL: 'http://127.0.0.1:1/api',
+    FLAGS_API_TOKEN: 't',
+    FLAGS_PROXY_CLIENT_KEYS: `public-key,${shared}`,
+    EXP_SERVER_SIDE_SDK_CONFIG_TOKENS: shared,
+    PORT: '0',
+  });
+  const { code, stdout, stderr } = await exited;
+  expect(code).toBe(1);
+  expect(stderr).toContain('flags-proxy: cannot start: A value of clientKeys (FLAGS_PROXY_CLIENT_KEYS)');
+  expect(stderr).toContain('EXP_SERVER_SIDE_SDK_CONFIG_TOKENS');
+  expect(stdout + stderr).not.toContain(shared);
+});
+
 test('serves on PORT from environment variables and flushes usage metrics on SIGTERM', async () => {
   const upstream = await new TestUpstream(sampleFeatures()).start();
   const port = 30000 + Math.floor(Math.random() * 20000);

@@ -107,6 +107,70 @@ describe.each(backends())('POST /api/admin/roles on $name', (backend) => {
     expectError(await post({ name: 42 }), 400, 'ValidationError', /name/);
   });
 
+  it('answers 400 ValidationError naming the field for a NUL character anywhere, and stores nothing', async () => {
+    expectError(
+      await post({ name: 'Nul\u0000role' }),
+      400,
+      'ValidationError',
+      /name: must not contain the NUL/,
+    );
+    expectError(await post({ name: '\u0000' }), 400, 'ValidationError', /name: must not contain the NUL/);
+    expectError(
+      await post({ name: 'Nul description', description: 'a\u0000b' }),
+      400,
+      'ValidationError',
+      /description: must not contain the NUL/,
+    );
+    expectError(
+      await post({ name: 'Nul env', permissions: [{ name: 'UPDATE_FEATURE', environment: 'dev\u0000' }] }),
+      400,
+      'ValidationError',
+      /permissions\[0\]\.environment: must not contain the NUL/,
+    );
+    const list = await request(server().app).get('/api/admin/roles').set('Authorization', ADMIN_TOKEN);
+    expect(JSON.stringify(list.body)).not.toMatch(/Nul/);
+  });
+
+  it.each([
+    ['a zero-width space (the fake "Admin")', 'Admin\u200B', 'U+200B'],
+    ['a left-to-right mark', 'Admin\u200E', 'U+200E'],
+    ['a right-to-left override', 'nimdA\u202E', 'U+202E'],
+    ['a left-to-right isolate', '\u2066Admin', 'U+2066'],
+    ['a pop directional isolate', 'Ad\u2069min', 'U+2069'],
+    ['a zero-width no-break space inside', 'Ad\uFEFFmin', 'U+FEFF'],
+    ['a zero-width joiner', 'Ad\u200Dmin', 'U+200D'],
+    ['a word joiner', 'Ad\u2060min', 'U+2060'],
+    ['a soft hyphen', 'Ad\u00ADmin', 'U+00AD'],
+    ['a newline inside', 'Ad\nmin', 'U+000A'],
+    ['an escape character', 'Ad\u001Bmin', 'U+001B'],
+    ['a DEL character', 'Ad\u007Fmin', 'U+007F'],
+    ['a C1 control', 'Ad\u0085min', 'U+0085'],
+    ['a line separator', 'Ad\u2028min', 'U+2028'],
+    ['a lone surrogate', 'Ad\uD800min', 'U+D800'],
+  ])('answers 400 ValidationError naming name for %s, and creates no role', async (_what, name, code) => {
+    const res = await post({ name, type: 'root-custom', permissions: [] });
+    expectError(
+      res,
+      400,
+      'ValidationError',
+      /name: must not contain control, format, zero-width or bidi characters/,
+    );
+    expect(res.body.message).toContain(code);
+    const list = await request(server().app).get('/api/admin/roles').set('Authorization', ADMIN_TOKEN);
+    expect((list.body as { roles: Array<{ name: string }> }).roles.map((r) => r.name)).not.toContain(
+      name.trim(),
+    );
+  });
+
+  it('accepts letters of any script, emoji and inner spaces in a name, and control characters in the description', async () => {
+    const res = await post({ name: 'Éditeur 编辑 🚀', description: 'line one\nline two\ttabbed' });
+    expect(res.status).toBe(200);
+    expect(res.body.roles).toMatchObject({
+      name: 'Éditeur 编辑 🚀',
+      description: 'line one\nline two\ttabbed',
+    });
+  });
+
   it('answers 400 ValidationError naming type when it is not root-custom or custom', async () => {
     expectError(
       await post({ name: 'Wrong type', type: 'root' }),

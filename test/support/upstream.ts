@@ -30,6 +30,11 @@ export class TestUpstream {
   hang = false;
   /** Extra headers of every /client/features answer (e.g. `fetch-mode`). */
   featureHeaders: Record<string, string> = {};
+  /**
+   * When set, a POST to /client/metrics or /client/register answers with the status it returns
+   * (202 when it returns undefined); a 4xx carries a JSON error body, as the flag server's.
+   */
+  usageStatus: ((path: string, body: unknown) => number | undefined) | undefined;
   token: string;
 
   constructor(payload: FeaturesPayload, token = 'upstream-token') {
@@ -99,7 +104,14 @@ export class TestUpstream {
           req.method === 'POST' &&
           (url.pathname === '/api/client/metrics' || url.pathname === '/api/client/register')
         ) {
-          res.writeHead(202).end();
+          const status = this.usageStatus?.(url.pathname, body) ?? 202;
+          if (status >= 400) {
+            res
+              .writeHead(status, { 'content-type': 'application/json' })
+              .end('{"name":"ValidationError","message":"refused by the test upstream"}');
+          } else {
+            res.writeHead(status).end();
+          }
           return;
         }
         res.writeHead(404).end();

@@ -56,6 +56,7 @@ export class ClientUsage {
       jitterMs: config.metricsJitter,
       logger: config.logger,
       onForward: opts.onForward,
+      onDrop: opts.onDrop,
     });
     this.forwarder.start();
   }

@@ -2,9 +2,14 @@ import type { Logger } from '../../common/logging/logger';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { PendingRegistrations, Registration } from './pending-registrations';
 import type { UpstreamPath, UpstreamPost } from './upstream-transport';
-import type { UsageAggregator, UsageBucket } from './usage-aggregator';
+import type { DropReason, UsageAggregator, UsageBucket } from './usage-aggregator';
 
-export type ForwardResult = 'accepted' | 'rejected' | 'failed';
+/**
+ * How the upstream answered one forward: `accepted` (2xx); `refused` (any other status below 500,
+ * a 4xx above all: the body will never be accepted, so it is dropped and counted); `rejected` (5xx)
+ * and `failed` (network error or timeout), whose counts are kept for the next forward.
+ */
+export type ForwardResult = 'accepted' | 'refused' | 'rejected' | 'failed';
 
 export interface ForwarderOptions {
   aggregator: UsageAggregator;
@@ -19,6 +24,8 @@ export interface ForwarderOptions {
   logger: Logger;
   /** Called once per forwarded request, for the Prometheus counters. */
   onForward?: (path: UpstreamPath, result: ForwardResult) => void;
+  /** Called once per bucket or registration dropped because the upstream refused it. */
+  onDrop?: (reason: DropReason) => void;
 }
 
 /** Requests to the upstream that run at the same time during one forward. */
@@ -34,9 +41,11 @@ async function eachLimited<T>(items: readonly T[], work: (item: T) => Promise<vo
 
 /**
  * Forwards the aggregated client usage upstream every interval (+ jitter): first the pending
- * registrations, then one metrics bucket per app, under that app's own name. What the upstream does
- * not accept (non-2xx or a network error) is merged back and goes with the next forward, within the
- * aggregator's bounds. Forwards never overlap; `close()` stops the timer and forwards what is left.
+ * registrations, then one metrics bucket per app, under that app's own name. What the upstream could
+ * not take (a 5xx or a network error) is merged back and goes with the next forward, within the
+ * aggregator's bounds; what it refuses (a 4xx) is dropped and counted, so a refused bucket never
+ * holds an app's slot or swallows the app's later counts. Forwards never overlap; `close()` stops
+ * the timer and forwards what is left.
  */
 export class MetricsForwarder {
   private timer: NodeJS.Timeout | undefined;
@@ -78,29 +87,35 @@ export class MetricsForwarder {
   private async forwardOnce(): Promise<void> {
     const registrations = this.opts.registrations.drain();
     await eachLimited(registrations, async (r) => {
-      if (!(await this.send('client/register', r.appName, () => registrationBody(r))))
-        this.opts.registrations.add(r, true);
+      const result = await this.send('client/register', r.appName, () => registrationBody(r));
+      if (result === 'refused') this.opts.onDrop?.('registration_refused');
+      else if (result !== 'accepted') this.opts.registrations.add(r, true);
     });
     const buckets = this.opts.aggregator.drain();
     await eachLimited(buckets, async (b) => {
-      if (!(await this.send('client/metrics', b.appName, () => this.metricsBody(b))))
-        this.opts.aggregator.add(b);
+      const result = await this.send('client/metrics', b.appName, () => this.metricsBody(b));
+      if (result === 'refused') this.opts.onDrop?.('metrics_refused');
+      else if (result !== 'accepted') this.opts.aggregator.add(b);
     });
   }
 
-  /** True when the upstream accepted the body. */
   private async send(
     path: UpstreamPath,
     appName: string,
     body: () => Record<string, unknown>,
-  ): Promise<boolean> {
+  ): Promise<ForwardResult> {
     let result: ForwardResult;
     try {
       const status = await this.opts.send(path, appName, body());
-      result = status >= 200 && status < 300 ? 'accepted' : 'rejected';
+      result = status >= 200 && status < 300 ? 'accepted' : status >= 500 ? 'rejected' : 'refused';
       if (result === 'rejected') {
         this.log.warn(
           `upstream answered HTTP ${status} to forwarded ${path}; keeping the counts for the next interval`,
+          `${path}:${status}`,
+        );
+      } else if (result === 'refused') {
+        this.log.warn(
+          `upstream refused forwarded ${path} with HTTP ${status}; dropping it (counted in flags_proxy_client_usage_dropped_total)`,
           `${path}:${status}`,
         );
       }
@@ -113,7 +128,7 @@ export class MetricsForwarder {
       );
     }
     this.opts.onForward?.(path, result);
-    return result === 'accepted';
+    return result;
   }
 
   private metricsBody(b: UsageBucket): Record<string, unknown> {

@@ -9,6 +9,16 @@ export const MAX_STRATEGIES = 100;
 const MAX_EPOCH_MS = 8_640_000_000_000_000;
 const INSTANT_MESSAGE = 'must be an ISO 8601 date-time or epoch milliseconds';
 
+/**
+ * The window of times usage is accepted for: from 2000-01-01T00:00:00Z to one day after the proxy's
+ * clock. Every instant in it is an ISO 8601 date-time with a four-digit year, the form the upstream's
+ * client API accepts; the day ahead absorbs clients whose clocks run fast. Anything outside is a 400
+ * here, so no bucket is forwarded that the upstream would refuse for its times.
+ */
+export const EARLIEST_USAGE_TIME = Date.UTC(2000, 0, 1);
+export const USAGE_CLOCK_SKEW_MS = 24 * 60 * 60 * 1000;
+const WINDOW_MESSAGE = `must be a time between ${new Date(EARLIEST_USAGE_TIME).toISOString()} and one day after now`;
+
 /** A time as an ISO 8601 string or epoch milliseconds, as SDKs send it; parsed to epoch ms. */
 const instant = z
   .union([
@@ -19,7 +29,8 @@ const instant = z
       .nonnegative(INSTANT_MESSAGE)
       .max(MAX_EPOCH_MS, INSTANT_MESSAGE),
   ])
-  .transform((v) => (typeof v === 'number' ? v : Date.parse(v)));
+  .transform((v) => (typeof v === 'number' ? v : Date.parse(v)))
+  .refine((ms) => ms >= EARLIEST_USAGE_TIME && ms <= Date.now() + USAGE_CLOCK_SKEW_MS, WINDOW_MESSAGE);
 
 const count = z
   .number({ error: 'must be a non-negative integer' })

@@ -27,7 +27,12 @@ export interface UsageBounds {
 
 export const DEFAULT_USAGE_BOUNDS: UsageBounds = { maxApps: 1000, maxToggles: 10_000, maxVariants: 10_000 };
 
-export type DropReason = 'app' | 'toggle' | 'variant' | 'registration';
+/**
+ * Why client usage was dropped: a bound was reached for a new app, toggle, variant or registration,
+ * or the upstream refused (4xx) a forwarded bucket or registration.
+ */
+export type DropReason =
+  'app' | 'toggle' | 'variant' | 'registration' | 'metrics_refused' | 'registration_refused';
 
 export interface AggregateSize {
   apps: number;

@@ -8,6 +8,28 @@ import type { ProxyConfig, ProxyOptions } from './types';
 
 type Env = Record<string, string | undefined>;
 
+/** `clientKeys (FLAGS_PROXY_CLIENT_KEYS)`: an option as its problems name it, with its variables. */
+function optionName(key: string): string {
+  const env = PROXY_OPTIONS.find((spec) => spec.key === key)?.env ?? [];
+  return env.length > 0 ? `${key} (${env.join(' or ')})` : key;
+}
+
+/**
+ * Client keys are public (every web page carries one); a server-side SDK token reads every
+ * definition at /proxy/client/features. A value that is both would hand all definitions to any
+ * page, so the configuration is refused, naming both options and never the value.
+ */
+function sharedSecretProblems(get: <T>(key: string) => T): string[] {
+  const tokens = new Set(get<string[] | undefined>('expServerSideSdkConfig.tokens') ?? []);
+  if (tokens.size === 0) return [];
+  return ['clientKeys', 'proxySecrets']
+    .filter((key) => (get<string[] | undefined>(key) ?? []).some((value) => tokens.has(value)))
+    .map(
+      (key) =>
+        `A value of ${optionName(key)} is also a server-side SDK token in ${optionName('expServerSideSdkConfig.tokens')}: client keys are public, so that token would let any web page read every flag definition; use different values`,
+    );
+}
+
 /**
  * The one place proxy configuration is read: options given in code win over the environment, which
  * wins over defaults. Throws a ConfigError naming every missing or malformed option.
@@ -28,6 +50,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     if (idx >= 0 && after === undefined) problems.splice(idx, 1);
     else if (idx >= 0 && after !== undefined) problems[idx] = after;
   }
+  problems.push(...sharedSecretProblems(get));
   if (problems.length > 0) throw new ConfigError(problems);
 
   const logLevel = get<LogLevel>('logLevel');

@@ -108,13 +108,13 @@ export class ProxyMetrics {
     });
     this.clientUsageDropped = new Counter({
       name: 'flags_proxy_client_usage_dropped_total',
-      help: 'New apps, toggles, variants or registrations of client usage metrics dropped because a bound was reached',
+      help: 'Client usage metrics dropped: new apps, toggles, variants or registrations beyond a bound, or buckets (metrics_refused) and registrations (registration_refused) the upstream refused with a 4xx',
       labelNames: ['reason'],
       registers,
     });
     this.clientUsageForwards = new Counter({
       name: 'flags_proxy_client_usage_forwards_total',
-      help: 'Requests forwarding client usage metrics upstream, by path and result (accepted, rejected, failed)',
+      help: 'Requests forwarding client usage metrics upstream, by path and result (accepted; refused: 4xx, dropped; rejected: 5xx, retried; failed: network error, retried)',
       labelNames: ['path', 'result'],
       registers,
     });

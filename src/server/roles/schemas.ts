@@ -1,6 +1,36 @@
 import { z } from 'zod';
 
-const text = (what: string) => z.string({ error: `${what} must be a string` });
+/** NUL: PostgreSQL cannot store it in text, so it is refused in every field before any query. */
+const NUL = '\u0000';
+const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+
+/**
+ * What a role name may not contain: control characters (Cc), format characters (Cf: zero-width
+ * spaces and joiners, bidi marks, embeddings, overrides and isolates, the BOM), lone surrogates (Cs),
+ * and line and paragraph separators (Zl, Zp). With them, a name could look exactly like another
+ * (`"Admin\u200B"` beside `Admin`) or reorder the text around it.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
+
+const codePoint = (s: string) => `U+${(s.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+
+const text = (what: string) =>
+  z.string({ error: `${what} must be a string` }).refine((s) => !s.includes(NUL), NUL_MESSAGE);
+
+/** A role name: trimmed, 1..100 characters, none of them invisible or a control character. */
+const roleName = text('name')
+  .trim()
+  .min(1, 'must be a non-empty string')
+  .max(100, 'must be at most 100 characters')
+  .superRefine((s, ctx) => {
+    const found = INVISIBLE.exec(s);
+    if (found) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must not contain control, format, zero-width or bidi characters (found ${codePoint(found[0])} at position ${found.index})`,
+      });
+    }
+  });
 
 /** One permission of a role creation request; fields other than name and environment are ignored. */
 export const permissionRequestSchema = z.object({
@@ -15,7 +45,7 @@ export const permissionRequestSchema = z.object({
  */
 export const createRoleSchema = z.object(
   {
-    name: text('name').trim().min(1, 'must be a non-empty string').max(100, 'must be at most 100 characters'),
+    name: roleName,
     description: text('description').max(2000, 'must be at most 2000 characters').default(''),
     type: z.enum(['root-custom', 'custom'], { error: 'must be "root-custom" or "custom"' }).default('custom'),
     permissions: z
