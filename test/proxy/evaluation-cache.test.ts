@@ -109,7 +109,7 @@ describe('answers for repeated contexts', () => {
     resolve.mockRestore();
   });
 
-  test('an answer that reads the clock is validated by the clock\'s window among its dates', async () => {
+  test("an answer that reads the clock is validated by the clock's window among its dates", async () => {
     const app = await readyProxyFor(upstream, {});
     apps.push(app);
     const revision = app.features.revision;

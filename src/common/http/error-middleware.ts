@@ -20,7 +20,12 @@ import type { Logger } from '../logging/logger';
 export function sendError(res: ServerResponse, error: HttpError, headers?: readonly string[]): ErrorBody {
   const body: ErrorBody = { id: randomUUID(), name: error.kind, message: error.message };
   const text = JSON.stringify(body);
-  const own = ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(text))];
+  const own = [
+    'Content-Type',
+    'application/json; charset=utf-8',
+    'Content-Length',
+    String(Buffer.byteLength(text)),
+  ];
   if (headers) {
     res.writeHead(error.status, [...headers, ...own]);
   } else {
