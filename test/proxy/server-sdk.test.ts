@@ -214,7 +214,8 @@ describe('GET /proxy/client/features', () => {
 
   test('the usage-metric endpoints accept a server-side token as well as a client key', async () => {
     const app = await proxy();
-    const body = { appName: 'a', instanceId: 'i', bucket: { start: 0, stop: 1, toggles: {} } };
+    const now = Date.now();
+    const body = { appName: 'a', instanceId: 'i', bucket: { start: now - 1000, stop: now, toggles: {} } };
     expect(
       (await request(app).post('/proxy/client/metrics').set('Authorization', SERVER_TOKEN).send(body)).status,
     ).toBe(202);
