@@ -127,9 +127,8 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     `${config.proxyBasePath}/ofrep`,
     ofrepRouter({
       features,
-      environment: config.environment,
+      pipeline,
       maxBodySize: config.maxBodySize,
-      enrichers,
       auth: {
         clientKeysHeaderName: config.clientKeysHeaderName,
         clientKeys: config.clientKeys,

@@ -201,6 +201,56 @@ describe('answers for repeated contexts', () => {
   });
 });
 
+describe('custom strategies', () => {
+  class MutatingStrategy extends Strategy {
+    constructor() {
+      super('mutating');
+    }
+    override isEnabled(_parameters: unknown, context: Context): boolean {
+      // code we do not control, changing the context it is given
+      context.userId = 'admin';
+      if (context.properties) context.properties.plan = 'enterprise';
+      return true;
+    }
+  }
+
+  test('a strategy that changes its context does not change the results of later toggles', async () => {
+    upstream.setFeatures({
+      version: 2,
+      features: [
+        { name: 'a-mutating', enabled: true, strategies: [{ name: 'mutating', parameters: {} }] },
+        {
+          name: 'b-admin-only',
+          enabled: true,
+          strategies: [{ name: 'userWithId', parameters: { userIds: 'admin' } }],
+        },
+        {
+          name: 'c-enterprise-only',
+          enabled: true,
+          strategies: [
+            {
+              name: 'default',
+              constraints: [{ contextName: 'plan', operator: 'IN', values: ['enterprise'] }],
+            },
+          ],
+        },
+      ],
+    });
+    const app = await readyProxyFor(upstream, { customStrategies: [new MutatingStrategy()] });
+    apps.push(app);
+    for (const res of [
+      await ask(app, 'userId=u1&plan=pro'),
+      await request(app)
+        .post('/proxy')
+        .set('authorization', CLIENT_KEY)
+        .send({ context: { userId: 'u1', properties: { plan: 'pro' } } })
+        .expect(200),
+    ]) {
+      expect(names(res.body)).toEqual(['a-mutating']);
+    }
+  });
+});
+
 describe('the fast lane for GET /proxy', () => {
   const strip = (headers: Record<string, unknown>) => {
     const { date: _date, ...rest } = headers;

@@ -1,5 +1,4 @@
 import { hash, timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
 import { AuthenticationRequired } from '../../common/errors/http-errors';
 
 // One-shot hashing: no Hash object per request on the hot path.
@@ -41,13 +40,5 @@ export function keyCheck(
     const key = keyFromHeader(value);
     if (key === undefined) return missing;
     return matches(key) ? undefined : invalid;
-  };
-}
-
-/** 401 unless the request carries one of the accepted keys in `headerName`. */
-export function requireKey(headerName: string, keys: readonly string[], what: string): RequestHandler {
-  const check = keyCheck(headerName, keys, what);
-  return (req, _res, next) => {
-    next(check(req.headers[headerName]));
   };
 }

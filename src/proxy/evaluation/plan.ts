@@ -44,8 +44,6 @@ export interface Plan {
   readonly byName: ReadonlyMap<string, CompiledToggle>;
   /** What a context needs for an answer listing every toggle to be pure. */
   readonly determinism: Determinism;
-  /** True when no custom strategy runs: nothing changes a context during evaluation. */
-  readonly builtInOnly: boolean;
   /** Dates of every date constraint, sorted: the clock matters only as its window among them. */
   readonly dateBoundaries: readonly number[];
 }
@@ -254,7 +252,6 @@ export function compilePlan(
     toggles,
     byName: new Map(toggles.map((t) => [t.name, t])),
     determinism: combine(toggles.map((t) => t.determinism)),
-    builtInOnly: toggles.every((t) => !t.customCode),
     dateBoundaries: dateBoundaries(features, fast),
   };
 }

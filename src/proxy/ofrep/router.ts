@@ -4,8 +4,8 @@ import type { z } from 'zod';
 import { AuthenticationRequired, NoAccessError, NotFoundError } from '../../common/errors/http-errors';
 import { etagMatches, weakEtag } from '../../common/http/etag';
 import { jsonBody } from '../../common/http/json-body';
-import type { ContextEnricher } from '../config/types';
-import { completeContext, contextFromBody } from '../context/build-context';
+import { contextFromBody } from '../context/build-context';
+import type { EvaluationPipeline } from '../evaluation/pipeline';
 import { describeIssues } from '../context/schemas';
 import { evaluateWithDetails } from '../evaluation/details';
 import { requireReady } from '../readiness/require-ready';
@@ -23,9 +23,9 @@ export const STREAM_PATH = '/v1/flag-changes';
 
 export interface OfrepRouterOptions {
   features: FeatureRepository;
-  environment: string | undefined;
+  /** The evaluation pipeline of `/proxy`: its context step (environment, address, enrichers). */
+  pipeline: EvaluationPipeline;
   maxBodySize: number;
-  enrichers: readonly ContextEnricher[];
   auth: OfrepAuthOptions;
   streams: ChangeStreams;
 }
@@ -70,9 +70,7 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
     const userId = parsed.data.context?.targetingKey;
     // OpenFeature's targetingKey is the user: it wins over a `userId` sent beside it.
     const clientPart = contextFromBody(userId === undefined || userId === null ? rest : { ...rest, userId });
-    let context = completeContext(clientPart, req, opts.environment);
-    for (const enrich of opts.enrichers) context = await enrich(context, req);
-    return context;
+    return opts.pipeline.context({ clientContext: clientPart, toggles: undefined }, req);
   };
 
   router.use(requireReady(opts.features));
