@@ -61,7 +61,9 @@ function fleetRequest(job: LoadJob, users: number) {
       context: Record<string, unknown>,
       headers: Record<string, string>,
     ) => {
-      if (headers.etag && typeof context.user === 'number') fleetEtags.set(context.user, headers.etag);
+      // autocannon passes raw header names (`ETag` as the proxy writes it)
+      const etag = headers.etag ?? headers.ETag;
+      if (etag && typeof context.user === 'number') fleetEtags.set(context.user, etag);
     },
   };
 }

@@ -126,7 +126,17 @@ export function determinismOf(features: readonly FeatureInterface[], sources: So
       out.constraints(strategy.constraints);
       for (const id of strategy.segments ?? []) out.constraints(sources.segment(id)?.constraints);
       const variants = strategy.variants ?? [];
-      if (variants.length > 0) out.variantSeed(variants[0].stickiness || parameters.stickiness);
+      if (variants.length > 0) {
+        const seed = variants[0].stickiness || parameters.stickiness;
+        // A flexibleRollout is enabled (and picks a variant) only with its stickiness value at
+        // hand: a variant split on the same stickiness then always has its seed.
+        const sameAsRollout =
+          strategy.name === 'flexibleRollout' &&
+          sources.isBuiltInStrategy(strategy.name) &&
+          stickinessOf(seed) === stickinessOf(parameters.stickiness) &&
+          stickinessOf(seed) !== 'random';
+        if (!sameAsRollout) out.variantSeed(seed);
+      }
     }
     const variants = feature.variants ?? [];
     if (variants.length > 0) out.variantSeed(variants[0].stickiness);
@@ -148,6 +158,8 @@ export function combine(list: readonly Determinism[]): Determinism {
   }
   return out.result();
 }
+
+const stickinessOf = (value: unknown): string => (!value || value === 'default' ? 'default' : String(value));
 
 const nonEmpty = (value: unknown) => typeof value === 'string' && value !== '';
 
