@@ -117,23 +117,30 @@ export class Evaluator {
     }
     const enhanced = fast.enhance(context);
     // Without the client's own time, date constraints read the clock: its window joins the inputs.
-    const clocked = determinism.currentTime && !enhanced.currentTime;
-    const window = clocked ? clockWindow(plan.dateBoundaries, Date.now()) : '';
+    const window =
+      plan.dateBoundaries.length > 0 && !enhanced.currentTime
+        ? clockWindow(plan.dateBoundaries, Date.now())
+        : undefined;
+    const clocked = determinism.currentTime && window !== undefined;
     const canonical = isDeterministic(determinism, enhanced, clocked)
       ? canonicalContext(enhanced)
       : undefined;
     if (canonical === undefined) {
-      const body = this.evaluate(fast, state, selection, toggles, enhanced).body;
+      const body = this.evaluate(fast, state, selection, toggles, enhanced, window).body;
       return this.withBodyEtag(body, ifNoneMatch);
     }
-    const etag = derivedEtag(plan.digest, clocked ? `${selectionKey}@${window}` : selectionKey, canonical);
+    const etag = derivedEtag(
+      plan.digest,
+      clocked ? `${selectionKey}@${window ?? ''}` : selectionKey,
+      canonical,
+    );
     if (etagMatches(ifNoneMatch, etag)) return { notModified: true, etag };
     const cached = state.cache.get(etag);
     if (cached) {
       fast.countPlan(cached.usage, 1);
       return { notModified: false, body: cached.body, etag };
     }
-    const { body, usage } = this.evaluate(fast, state, selection, toggles, enhanced);
+    const { body, usage } = this.evaluate(fast, state, selection, toggles, enhanced, window);
     // A date passed while evaluating: this body belongs to no single window, validate it by itself.
     if (clocked && clockWindow(plan.dateBoundaries, Date.now()) !== window)
       return this.withBodyEtag(body, undefined);
@@ -187,6 +194,7 @@ export class Evaluator {
     selection: Selection,
     toggles: readonly (CompiledToggle | string)[],
     enhanced: Context,
+    window: string | undefined,
   ): { body: string; usage: UsagePlan | undefined } {
     const onlyEnabled = selection.kind === 'enabled';
     const countConstantsOnce = selection.kind !== 'named';
@@ -205,7 +213,7 @@ export class Evaluator {
           counted.push({ name: toggle.name, outcome });
         }
       } else {
-        const evaluated = this.evaluateToggle(fast, state, toggle, enhanced);
+        const evaluated = this.evaluateToggle(fast, state, toggle, enhanced, window);
         outcome = evaluated.outcome;
         if (evaluated.counted) counted.push({ name: toggle.name, outcome });
         else cacheable = false;
@@ -223,18 +231,22 @@ export class Evaluator {
   /**
    * One toggle: its remembered result for the values of its input fields when it has one, else one
    * SDK evaluation, counted. A strategy that throws answers the toggle disabled, not counted (as the
-   * SDK does), and never fails the other toggles of the request.
+   * SDK does), and never fails the other toggles of the request. A toggle that reads the clock (no
+   * `currentTime` in the context) is remembered per window of the clock among the dates (`window`).
    */
   private evaluateToggle(
     fast: FastEvaluation,
     state: RevisionState,
     toggle: CompiledToggle,
     enhanced: Context,
+    window: string | undefined,
   ): { outcome: Outcome; counted: boolean } {
-    const key =
-      toggle.inputs && isDeterministic(toggle.determinism, enhanced)
+    const clocked = toggle.determinism.currentTime && window !== undefined;
+    const inputs =
+      toggle.inputs && isDeterministic(toggle.determinism, enhanced, clocked)
         ? memoKey(toggle.inputs, enhanced, this.budgets.memoKeyMaxLength)
         : undefined;
+    const key = inputs !== undefined && clocked ? `${inputs}@${window ?? ''}` : inputs;
     if (key !== undefined) {
       const hit = toggle.memo.get(key);
       if (hit) {
@@ -256,7 +268,9 @@ export class Evaluator {
       };
     }
     fast.count(toggle.name, outcome.enabled, outcome.variant);
-    if (key !== undefined) this.remember(state, toggle, key, outcome);
+    // kept only when no date passed while evaluating
+    const sameWindow = !clocked || clockWindow(state.plan.dateBoundaries, Date.now()) === window;
+    if (key !== undefined && sameWindow) this.remember(state, toggle, key, outcome);
     return { outcome, counted: true };
   }
 
