@@ -72,6 +72,10 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   if (job.fleetUsers) {
     // the learning pass: every user fetches its answer once
     await runAutocannon({ ...job, amount: job.fleetUsers }, fleetRequest(job, job.fleetUsers));
+    await new Promise<void>((resolve) => {
+      if (process.send) process.send({ measuring: true }, () => resolve());
+      else resolve();
+    });
   }
   return runAutocannon(job, job.fleetUsers ? fleetRequest(job, job.fleetUsers) : plainRequest(job));
 }

@@ -227,12 +227,17 @@ async function startCeiling(workers = 1): Promise<{ port: number; child: ChildPr
   return { port, child };
 }
 
-function load(job: LoadJob): Promise<LoadResult> {
+/** Runs one load job in its own process; `onMeasuring` is called when its measured part begins. */
+function load(job: LoadJob, onMeasuring?: () => void): Promise<LoadResult> {
   const child = track(
     fork(path.join(__dirname, 'load.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
   );
   return new Promise((resolve, reject) => {
-    child.once('message', (m: { ok: boolean; result?: LoadResult; error?: string }) => {
+    child.on('message', (m: { ok?: boolean; measuring?: boolean; result?: LoadResult; error?: string }) => {
+      if (m.measuring) {
+        onMeasuring?.();
+        return;
+      }
       if (m.ok && m.result) resolve(m.result);
       else reject(new Error(m.error ?? 'load generator failed'));
     });
@@ -274,8 +279,11 @@ function processTree(pid: number): number[] {
 async function measured(job: LoadJob, serverPid: number): Promise<Measured> {
   const pids = processTree(serverPid);
   const cpu = () => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
-  const before = cpu();
-  const result = await load(job);
+  let before = cpu();
+  // the fleet's unmeasured learning pass is not the server's cost of the measured requests
+  const result = await load(job, () => {
+    before = cpu();
+  });
   return { ...result, serverCpuMicros: cpu() - before };
 }
 
