@@ -1,5 +1,8 @@
 import type { Context } from 'unleash-client';
 
+/** Length-prefixed, so no two different sequences of strings share an encoding. */
+const field = (name: string, value: string) => `${name.length}:${name}${value.length}:${value}`;
+
 /**
  * A canonical string for an (enhanced) evaluation context: two contexts with the same key evaluate
  * the same way. Fields are sorted; `undefined` fields are left out, as the SDK cannot tell them from
@@ -7,7 +10,7 @@ import type { Context } from 'unleash-client';
  * then equal keys would not prove equal evaluation.
  */
 export function canonicalContext(context: Context): string | undefined {
-  const parts: string[] = [];
+  let key = '';
   const record = context as Record<string, unknown>;
   for (const name of Object.keys(record).sort()) {
     const value = record[name];
@@ -15,18 +18,18 @@ export function canonicalContext(context: Context): string | undefined {
     if (name === 'properties') {
       if (typeof value !== 'object' || value === null) return undefined;
       const props = value as Record<string, unknown>;
-      const entries: string[] = [];
+      let inner = '';
       for (const prop of Object.keys(props).sort()) {
         const v = props[prop];
         if (v === undefined) continue;
         if (typeof v !== 'string') return undefined;
-        entries.push(prop, v);
+        inner += field(prop, v);
       }
-      parts.push(name, JSON.stringify(entries));
+      key += field(name, inner);
       continue;
     }
     if (typeof value !== 'string') return undefined;
-    parts.push(name, value);
+    key += field(name, value);
   }
-  return JSON.stringify(parts);
+  return key;
 }

@@ -28,6 +28,8 @@ export interface Determinism {
 /** The constraints (its own and its segments') in front of a random strategy. */
 export interface ChanceGuard {
   readonly constraints: readonly (Constraint | undefined)[];
+  /** The constraints as JSON: guards with the same key are the same check. */
+  readonly key: string;
 }
 
 /** The SDK's own constraint check (built-in code, the same operators as evaluation). */
@@ -55,6 +57,14 @@ interface Sources {
 class Collector {
   never = false;
   readonly chance: ChanceGuard[] = [];
+  /** Guards with the same constraints are one check: experiments often share a gate. */
+  private readonly chanceKeys = new Set<string>();
+
+  addChance(guard: ChanceGuard): void {
+    if (this.chanceKeys.has(guard.key)) return;
+    this.chanceKeys.add(guard.key);
+    this.chance.push(guard);
+  }
   currentTime = false;
   userOrSession = false;
   seed = false;
@@ -102,18 +112,19 @@ export function determinismOf(features: readonly FeatureInterface[], sources: So
     if (feature.enabled === false) continue;
     for (const strategy of Array.isArray(feature.strategies) ? feature.strategies : []) {
       const parameters = (strategy.parameters ?? {}) as Record<string, unknown>;
-      const guard = (): ChanceGuard => ({
-        constraints: [
+      const guard = (): ChanceGuard => {
+        const constraints = [
           ...(strategy.constraints ?? []),
           ...(strategy.segments ?? []).flatMap((id) => {
             const segment = sources.segment(id);
             return segment ? (segment.constraints ?? []) : [undefined];
           }),
-        ],
-      });
+        ];
+        return { constraints, key: JSON.stringify(constraints) };
+      };
       const random = (g: ChanceGuard) => {
         if (g.constraints.length === 0) out.never = true;
-        else out.chance.push(g);
+        else out.addChance(g);
       };
       if (!sources.isBuiltInStrategy(strategy.name) || strategy.name === 'applicationHostname')
         out.never = true;
@@ -150,7 +161,7 @@ export function combine(list: readonly Determinism[]): Determinism {
   for (const d of list) {
     if (d === ALWAYS_DETERMINISTIC) continue;
     out.never ||= d.never;
-    out.chance.push(...d.chance);
+    for (const g of d.chance) out.addChance(g);
     out.currentTime ||= d.currentTime;
     out.userOrSession ||= d.userOrSession;
     out.seed ||= d.seed;
