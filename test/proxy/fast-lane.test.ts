@@ -6,7 +6,7 @@ import type { CorsOptions } from '../../src/proxy/config/types';
 import { CorsHeaderMemo } from '../../src/proxy/cors/cors-headers';
 import { corsMiddleware } from '../../src/proxy/cors/cors-middleware';
 import { LoopbackServers } from '../support/listen';
-import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
+import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
 import { TestUpstream } from '../support/upstream';
 
 const upstream = new TestUpstream({
@@ -130,6 +130,123 @@ describe('the fast lane on one keep-alive connection', () => {
       });
       expect(u2.status).toBe(200);
       expect(names(u2.body)).toEqual(['everyone']);
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
+describe('what a connection remembers (its last query and accepted key)', () => {
+  test('the same query on the same connection is answered for the current definitions: after a change its old ETag gives no 304', async () => {
+    const own = new TestUpstream({
+      version: 2,
+      features: [
+        { name: 'everyone', enabled: true, strategies: [{ name: 'default' }] },
+        {
+          name: 'only-u1',
+          enabled: true,
+          strategies: [{ name: 'userWithId', parameters: { userIds: 'u1' } }],
+        },
+      ],
+    });
+    await own.start();
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const app = await readyProxyFor(own, { refreshInterval: 50 });
+      apps.push(app);
+      const url = `${await servers.listen(app)}/proxy?userId=u1`;
+      const auth = { authorization: CLIENT_KEY };
+      const first = await get(url, agent, auth);
+      expect(names(first.body)).toEqual(['everyone', 'only-u1']);
+      const etag = String(first.headers.etag);
+      expect((await get(url, agent, { ...auth, 'if-none-match': etag })).status).toBe(304);
+
+      const revision = app.features.revision;
+      own.setFeatures({
+        version: 2,
+        features: [
+          { name: 'everyone', enabled: true, strategies: [{ name: 'default' }] },
+          {
+            name: 'only-u1',
+            enabled: false,
+            strategies: [{ name: 'userWithId', parameters: { userIds: 'u1' } }],
+          },
+        ],
+      });
+      await waitFor(() => app.features.revision !== revision);
+      const after = await get(url, agent, { ...auth, 'if-none-match': etag });
+      expect(after.reusedSocket).toBe(true);
+      expect(after.status).toBe(200);
+      expect(names(after.body)).toEqual(['everyone']);
+      expect(after.headers.etag).not.toBe(etag);
+    } finally {
+      agent.destroy();
+      await own.stop();
+    }
+  });
+
+  test('the same query on the same connection is answered for the current clock window: a date that passed changes the answer and its ETag', async () => {
+    const at = new Date(Date.now() + 1500).toISOString();
+    const own = new TestUpstream({
+      version: 2,
+      features: [
+        {
+          name: 'after-launch',
+          enabled: true,
+          strategies: [
+            {
+              name: 'default',
+              constraints: [{ contextName: 'currentTime', operator: 'DATE_AFTER', value: at }],
+            },
+          ],
+        },
+        { name: 'everyone', enabled: true, strategies: [{ name: 'default' }] },
+      ],
+    });
+    await own.start();
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const app = await readyProxyFor(own, {});
+      apps.push(app);
+      const url = `${await servers.listen(app)}/proxy?userId=u1`;
+      const auth = { authorization: CLIENT_KEY };
+      const before = await get(url, agent, auth);
+      expect(names(before.body)).toEqual(['everyone']);
+      const etag = String(before.headers.etag);
+      expect(etag).toMatch(/^W\/"d-/);
+      expect((await get(url, agent, { ...auth, 'if-none-match': etag })).status).toBe(304);
+
+      await waitFor(() => Date.now() > Date.parse(at) + 50, 5000);
+      const after = await get(url, agent, { ...auth, 'if-none-match': etag });
+      expect(after.reusedSocket).toBe(true);
+      expect(after.status).toBe(200);
+      expect(names(after.body)).toEqual(['after-launch', 'everyone']);
+      expect(after.headers.etag).not.toBe(etag);
+    } finally {
+      agent.destroy();
+      await own.stop();
+    }
+  });
+
+  test('an accepted key is remembered only as itself: a same-length or prefixed value on that connection is refused, through Express too', async () => {
+    const app = await readyProxyFor(upstream, {});
+    apps.push(app);
+    const url = await servers.listen(app);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const ok = await get(`${url}/proxy`, agent, { authorization: CLIENT_KEY });
+      expect(ok.status).toBe(200);
+      const sameLength = `${CLIENT_KEY.slice(0, -1)}X`;
+      for (const value of [sameLength, CLIENT_KEY.slice(0, -1), `${CLIENT_KEY} `.repeat(2)]) {
+        const refused = await get(`${url}/proxy`, agent, { authorization: value });
+        expect(refused.reusedSocket).toBe(true);
+        expect(refused.status).toBe(401);
+      }
+      // /proxy/all is served by the Express route, which runs the same key step
+      const viaExpress = await get(`${url}/proxy/all`, agent, { authorization: sameLength });
+      expect(viaExpress.reusedSocket).toBe(true);
+      expect(viaExpress.status).toBe(401);
+      expect((await get(`${url}/proxy`, agent, { authorization: CLIENT_KEY })).status).toBe(200);
     } finally {
       agent.destroy();
     }

@@ -18,6 +18,24 @@ import { FALLBACK_VARIANT, toggleListBody } from './toggle-json';
 /** Which toggles a request asks for. */
 export type Selection = { kind: 'enabled' } | { kind: 'all' } | { kind: 'named'; names: readonly string[] };
 
+/**
+ * A request's inputs resolved against one definitions revision (`revision`, -1 when the SDK's full
+ * evaluation runs) and clock window: what `Evaluator.answer` needs. It holds no compiled state, so
+ * keeping one never keeps an old revision alive.
+ */
+export interface Prepared {
+  readonly revision: number;
+  readonly selection: Selection;
+  /** The context as given, to prepare again for another revision. */
+  readonly context: Context;
+  /** The context the SDK evaluates with (its static fields added). */
+  readonly enhanced: Context;
+  /** The clock's window among the definitions' dates, when the selection's date constraints read the clock. */
+  readonly window: string | undefined;
+  /** The derived ETag of a pure answer; undefined when only the body can validate it. */
+  readonly etag: string | undefined;
+}
+
 /** What to write for a request: a toggle list with its validator, or 304 for the client's own copy. */
 export type Reply =
   | { readonly notModified: false; readonly body: string | Buffer; readonly etag: string }
@@ -102,38 +120,71 @@ export class Evaluator {
 
   /** The reply to a request for `selection` with `context`, given the client's `If-None-Match`. */
   reply(selection: Selection, context: Context, ifNoneMatch: string | undefined): Reply {
+    return this.answer(this.prepare(selection, context), ifNoneMatch);
+  }
+
+  /**
+   * A request's inputs resolved against the current definitions revision and clock window: the
+   * enhanced context and, for a pure answer, its derived ETag. Nothing is evaluated yet.
+   */
+  prepare(selection: Selection, context: Context): Prepared {
     const fast = this.features.fast?.();
-    if (!fast) return this.withBodyEtag(this.plainBody(selection, context), ifNoneMatch);
-    const state = this.revisionState(fast);
-    const { plan } = state;
-    let toggles: readonly (CompiledToggle | string)[] = plan.toggles;
-    let selectionKey: string = selection.kind;
-    let determinism: Determinism = plan.determinism;
-    if (selection.kind === 'named') {
-      const names = [...new Set(selection.names)];
-      toggles = names.map((n) => plan.byName.get(n) ?? n);
-      selectionKey = JSON.stringify(names);
-      determinism = combine(toggles.flatMap((t) => (typeof t === 'string' ? [] : [t.determinism])));
-    }
+    if (!fast)
+      return { revision: -1, selection, context, enhanced: context, window: undefined, etag: undefined };
+    const { plan } = this.revisionState(fast);
     const enhanced = fast.enhance(context);
+    let determinism: Determinism = plan.determinism;
+    let selectionKey: string = selection.kind;
+    if (selection.kind === 'named') {
+      const names = unique(selection.names);
+      determinism = combine(names.flatMap((n) => plan.byName.get(n)?.determinism ?? []));
+      selectionKey = JSON.stringify(names);
+    }
     // Without the client's own time, date constraints read the clock: its window joins the inputs.
     const window =
-      plan.dateBoundaries.length > 0 && !enhanced.currentTime
+      determinism.currentTime && !enhanced.currentTime && plan.dateBoundaries.length > 0
         ? clockWindow(plan.dateBoundaries, Date.now())
         : undefined;
-    const clocked = determinism.currentTime && window !== undefined;
+    const clocked = window !== undefined;
     const canonical = isDeterministic(determinism, enhanced, clocked)
       ? canonicalContext(enhanced)
       : undefined;
-    if (canonical === undefined) {
+    const etag =
+      canonical === undefined
+        ? undefined
+        : derivedEtag(plan.digest, clocked ? `${selectionKey}@${window}` : selectionKey, canonical);
+    return { revision: plan.revision, selection, context, enhanced, window, etag };
+  }
+
+  /**
+   * The same inputs, prepared again when the definitions changed or a date passed since `prepared`
+   * was made; `prepared` itself otherwise. Lets a caller keep a prepared request (see
+   * `connection-memo.ts`) without ever answering from a stale one.
+   */
+  refresh(prepared: Prepared): Prepared {
+    const plan = this.state?.plan;
+    const stale =
+      prepared.revision === -1 ||
+      plan === undefined ||
+      plan.revision !== this.features.revision ||
+      prepared.revision !== plan.revision ||
+      (prepared.window !== undefined && clockWindow(plan.dateBoundaries, Date.now()) !== prepared.window);
+    return stale ? this.prepare(prepared.selection, prepared.context) : prepared;
+  }
+
+  /** The reply for prepared inputs: 304 on a matching derived ETag, a kept answer, or an evaluation. */
+  answer(prepared: Prepared, ifNoneMatch: string | undefined): Reply {
+    const fresh = this.refresh(prepared);
+    const fast = this.features.fast?.();
+    if (!fast || fresh.revision === -1)
+      return this.withBodyEtag(this.plainBody(fresh.selection, fresh.context), ifNoneMatch);
+    const state = this.revisionState(fast);
+    const { etag, selection, enhanced, window } = fresh;
+    const toggles = this.togglesOf(state.plan, selection);
+    if (etag === undefined) {
       const body = this.evaluate(fast, state, selection, toggles, enhanced, window).body;
       return this.withBodyEtag(body, ifNoneMatch);
     }
-    const etag = derivedEtag(
-      plan.digest,
-      clocked ? `${selectionKey}@${window ?? ''}` : selectionKey,
-      canonical,
-    );
     if (etagMatches(ifNoneMatch, etag)) return { notModified: true, etag };
     const cached = state.cache.get(etag);
     if (cached) {
@@ -142,13 +193,19 @@ export class Evaluator {
     }
     const { body, usage } = this.evaluate(fast, state, selection, toggles, enhanced, window);
     // A date passed while evaluating: this body belongs to no single window, validate it by itself.
-    if (clocked && clockWindow(plan.dateBoundaries, Date.now()) !== window)
+    if (window !== undefined && clockWindow(state.plan.dateBoundaries, Date.now()) !== window)
       return this.withBodyEtag(body, undefined);
     if (usage && state.cache.admit(etag)) {
       const buffer = Buffer.from(body);
       state.cache.set(etag, { body: buffer, usage }, buffer.length + 24 * usage.names.length + 160);
     }
     return { notModified: false, body, etag };
+  }
+
+  /** The toggles a selection lists, in answer order; a name the definitions lack stays a string. */
+  private togglesOf(plan: Plan, selection: Selection): readonly (CompiledToggle | string)[] {
+    if (selection.kind !== 'named') return plan.toggles;
+    return unique(selection.names).map((n) => plan.byName.get(n) ?? n);
   }
 
   private withBodyEtag(body: string, ifNoneMatch: string | undefined): Reply {
@@ -288,7 +345,7 @@ export class Evaluator {
   private plainBody(selection: Selection, context: Context): string {
     const known = new Set(this.features.toggles().map((f) => f.name));
     const names =
-      selection.kind === 'named' ? [...new Set(selection.names)] : this.features.toggles().map((f) => f.name);
+      selection.kind === 'named' ? unique(selection.names) : this.features.toggles().map((f) => f.name);
     const toggles: EvaluatedToggle[] = [];
     for (const name of names) {
       if (!known.has(name)) {
@@ -300,6 +357,10 @@ export class Evaluator {
     }
     return JSON.stringify({ toggles });
   }
+}
+
+function unique(names: readonly string[]): string[] {
+  return [...new Set(names)];
 }
 
 function joinUsage(a: UsagePlan, b: UsagePlan): UsagePlan {

@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
-import type { AuthenticationRequired } from '../../common/errors/http-errors';
+import type { KeyCheck } from '../auth/client-key';
 import { sendError } from '../../common/http/error-middleware';
 import type { CorsHeaderMemo } from '../cors/cors-headers';
 import { routeTemplate, UNMATCHED_ROUTE, type RequestMetrics } from '../prometheus/request-metrics';
 import type { FeatureRepository } from '../upstream/feature-repository';
+import { ConnectionMemo } from './connection-memo';
 import type { Selection } from './evaluator';
 import type { EvaluationInput, EvaluationPipeline } from './pipeline';
 import { writeReply } from './write-reply';
@@ -16,7 +17,7 @@ export interface FastLaneOptions {
   features: FeatureRepository;
   clientKeysHeaderName: string;
   /** The client-key step (the same one the app's key middleware runs). */
-  checkKey: (value: string | string[] | undefined) => AuthenticationRequired | undefined;
+  checkKey: KeyCheck;
   /**
    * False when the context needs more than the query and the socket address (context enrichers,
    * `trustProxy`): every request then goes through Express.
@@ -41,13 +42,16 @@ type Handle = (req: IncomingMessage, res: ServerResponse, callback?: unknown) =>
 /**
  * `GET` of an evaluation path without Express's router. It is an entry, not a copy: it runs the
  * app's key step, the pipeline's context, evaluation and write steps, and the app's CORS headers
- * (learnt from its own middleware) and request metrics. What it cannot answer by itself (not ready,
+ * (learnt from its own middleware) and request metrics. A connection that asks the same query again
+ * reuses its prepared request (`connection-memo.ts`). What it cannot answer by itself (not ready,
  * a malformed query, CORS that does not pass synchronously, mounted in another app) goes to Express
  * untouched. A refused key is answered here: refusing must cost less than answering.
  */
 export function installFastLane(app: Express, options: FastLaneOptions): void {
   if (!options.enabled) return;
   const routes = new Map(options.paths.map((p) => [p, routeTemplate(p, '/')]));
+  const { pipeline } = options;
+  const memo = new ConnectionMemo(pipeline.evaluator);
   const target = app as unknown as { handle: Handle };
   const handle = target.handle.bind(app);
   target.handle = (req, res, callback) => {
@@ -67,21 +71,27 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
     const cors = options.cors.headersFor(raw.headers.origin);
     if (!cors) return false;
     const startedAt = performance.now();
-    const refusal = options.checkKey(raw.headers[options.clientKeysHeaderName]);
+    const refusal = options.checkKey(raw.headers[options.clientKeysHeaderName], raw.socket);
     if (refusal) {
       sendError(res, refusal, [...cors, ...VARY]);
       // labelled as the app's key middleware labels it: refused before routing
       options.requestMetrics.record('GET', UNMATCHED_ROUTE, refusal.status, startedAt);
       return true;
     }
-    let input: EvaluationInput;
+    const query = q === -1 ? '' : url.slice(q + 1);
     try {
-      input = options.pipeline.fromQuery(q === -1 ? '' : url.slice(q + 1));
-    } catch {
-      return false; // Express answers the 400
-    }
-    try {
-      const reply = options.pipeline.reply(raw, ENABLED, options.pipeline.baseContext(input, raw));
+      let prepared = memo.recall(raw.socket, query);
+      if (prepared === undefined) {
+        let input: EvaluationInput;
+        try {
+          input = pipeline.fromQuery(query);
+        } catch {
+          return false; // Express answers the 400
+        }
+        prepared = pipeline.prepare(ENABLED, pipeline.baseContext(input, raw));
+        memo.keep(raw.socket, query, prepared);
+      }
+      const reply = pipeline.answer(raw, prepared);
       if (reply.notModified) {
         writeReply(res, reply, cors);
         options.requestMetrics.record('GET', route, 304, startedAt);

@@ -7,7 +7,7 @@ import { etagMatches } from '../../common/http/etag';
 import type { ContextEnricher } from '../config/types';
 import { completeContext, contextFromBody, contextFromQuery } from '../context/build-context';
 import { describeIssues, proxyBodySchema } from '../context/schemas';
-import type { Evaluator, Reply, Selection } from './evaluator';
+import type { Evaluator, Prepared, Reply, Selection } from './evaluator';
 import { writeReply } from './write-reply';
 
 /** What an evaluation endpoint lists: enabled toggles (`/proxy`) or all of them (`/proxy/all`). */
@@ -85,7 +85,17 @@ export class EvaluationPipeline {
 
   /** Evaluation and validator: the toggle list, or 304 when the client's `If-None-Match` still holds. */
   reply(req: IncomingMessage, selection: Selection, context: Context): Reply {
-    return this.options.evaluator.reply(selection, context, req.headers['if-none-match']);
+    return this.answer(req, this.prepare(selection, context));
+  }
+
+  /** The first half of `reply`: the context against the definitions, and the derived ETag of a pure answer. */
+  prepare(selection: Selection, context: Context): Prepared {
+    return this.options.evaluator.prepare(selection, context);
+  }
+
+  /** The second half of `reply`: 304 on the client's `If-None-Match`, a kept answer, or an evaluation. */
+  answer(req: IncomingMessage, prepared: Prepared): Reply {
+    return this.options.evaluator.answer(prepared, req.headers['if-none-match']);
   }
 
   /** The whole pipeline for an Express route whose key, readiness and body were checked in front of it. */
