@@ -119,7 +119,9 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       maxBodySize: config.maxBodySize,
     }),
   );
-  app.use(clientPaths, (req, _res, next) => next(checkKey(req.headers[config.clientKeysHeaderName])));
+  app.use(clientPaths, (req, _res, next) =>
+    next(checkKey(req.headers[config.clientKeysHeaderName], req.socket)),
+  );
   app.use(proxyPath, prometheusRouter(metrics));
   app.use(clientPaths, evaluationRouter(pipeline, config.maxBodySize));
   app.use(frontendPath, frontendFeatureRouter(pipeline, config.maxBodySize));
