@@ -74,7 +74,7 @@ export function evaluateWithDetails(
   }
   const decided = result.feature_enabled ? fast.decidingStrategy(name) : undefined;
   const toggle = toEvaluatedToggle(name, feature.impressionData === true, result);
-  fast.count(name, toggle.enabled, result.name);
+  features.addUsage(name, toggle.enabled, result.name, 1);
   if (!feature.enabled) return { toggle, feature, reason: 'DISABLED' };
   if (!toggle.enabled) return { toggle, feature, reason: 'DEFAULT' };
   if (!feature.strategies?.length) return { toggle, feature, reason: 'STATIC' };

@@ -3,17 +3,13 @@ import { etagMatches } from '../../common/http/etag';
 import type { Logger } from '../../common/logging/logger';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import { canonicalContext } from '../context/canonical-context';
-import type {
-  EvaluatedToggle,
-  FastEvaluation,
-  FeatureRepository,
-  UsagePlan,
-} from '../upstream/feature-repository';
+import type { EvaluatedToggle, FastEvaluation, FeatureRepository } from '../upstream/feature-repository';
 import { AnswerCache } from './answer-cache';
 import { clockWindow, combine, isDeterministic, type Determinism } from './determinism';
 import { bodyEtag, derivedEtag } from './etag';
 import { compilePlan, memoKey, outcomeOf, type CompiledToggle, type Outcome, type Plan } from './plan';
 import { FALLBACK_VARIANT, toggleListBody } from './toggle-json';
+import { UsageTally } from './usage-tally';
 
 /** Which toggles a request asks for. */
 export type Selection = { kind: 'enabled' } | { kind: 'all' } | { kind: 'named'; names: readonly string[] };
@@ -65,17 +61,22 @@ const MEMO_ENTRY_BYTES = 96;
 
 interface CachedAnswer {
   readonly body: Buffer;
-  readonly usage: UsagePlan;
+  /** The outcomes it counts, once each, whenever it is served. */
+  readonly usage: readonly Outcome[];
 }
 
 /** The state that lives and dies with one definitions revision. */
 interface RevisionState {
   readonly plan: Plan;
-  /** Usage of every context-independent toggle, counted once per request listing all toggles. */
-  readonly constantUsage: UsagePlan;
+  /** Outcomes of every context-independent toggle, counted as one answer per request listing all toggles. */
+  readonly constants: readonly Outcome[];
   readonly cache: AnswerCache<CachedAnswer>;
+  readonly usage: UsageTally;
   memoBytes: number;
 }
+
+/** `Outcome.id` of a toggle whose evaluation threw: answered disabled and never counted. */
+const FAILED = -2;
 
 /** Names the definitions do not have: answered disabled with the fallback variant, never counted. */
 function unknownFragment(name: string): string {
@@ -83,13 +84,8 @@ function unknownFragment(name: string): string {
   return JSON.stringify(toggle);
 }
 
-function usagePlan(toggles: readonly { name: string; outcome: Outcome }[]): UsagePlan {
-  return {
-    names: toggles.map((t) => t.name),
-    enabled: toggles.map((t) => t.outcome.enabled),
-    variants: toggles.map((t) => t.outcome.variant),
-  };
-}
+/** Memo keys computed for one request, by input-field list (toggles with the same fields share the list). */
+type MemoKeys = Map<readonly string[], string | undefined>;
 
 /** A copy for code we do not know (a custom strategy), so what it changes stays within its evaluation. */
 function ownCopy(context: Context): Context {
@@ -116,6 +112,7 @@ export class Evaluator {
       const fast = features.fast?.();
       if (fast) this.revisionState(fast);
     });
+    features.beforeUsageSent(() => this.state?.usage.flush());
   }
 
   /** The reply to a request for `selection` with `context`, given the client's `If-None-Match`. */
@@ -188,7 +185,7 @@ export class Evaluator {
     if (etagMatches(ifNoneMatch, etag)) return { notModified: true, etag };
     const cached = state.cache.get(etag);
     if (cached) {
-      fast.countPlan(cached.usage, 1);
+      state.usage.countAnswer(cached.usage);
       return { notModified: false, body: cached.body, etag };
     }
     const { body, usage } = this.evaluate(fast, state, selection, toggles, enhanced, window);
@@ -197,7 +194,7 @@ export class Evaluator {
       return this.withBodyEtag(body, undefined);
     if (usage && state.cache.admit(etag)) {
       const buffer = Buffer.from(body);
-      state.cache.set(etag, { body: buffer, usage }, buffer.length + 24 * usage.names.length + 160);
+      state.cache.set(etag, { body: buffer, usage }, buffer.length + 8 * usage.length + 160);
     }
     return { notModified: false, body, etag };
   }
@@ -228,12 +225,14 @@ export class Evaluator {
           name,
         ),
     );
-    const constants = plan.toggles.flatMap((t) =>
-      t.constant ? [{ name: t.name, outcome: t.constant }] : [],
-    );
+    // The replaced revision's counts go first: they are counts all the same.
+    this.state?.usage.flush();
     this.state = {
       plan,
-      constantUsage: usagePlan(constants),
+      constants: plan.toggles.flatMap((t) => t.constant ?? []),
+      usage: new UsageTally(plan.outcomes, (name, enabled, variant, times) =>
+        this.features.addUsage(name, enabled, variant, times),
+      ),
       cache: new AnswerCache({
         maxBytes: this.budgets.answerCacheBytes,
         maxEntries: this.budgets.answerCacheEntries,
@@ -252,11 +251,12 @@ export class Evaluator {
     toggles: readonly (CompiledToggle | string)[],
     enhanced: Context,
     window: string | undefined,
-  ): { body: string; usage: UsagePlan | undefined } {
+  ): { body: string; usage: readonly Outcome[] | undefined } {
     const onlyEnabled = selection.kind === 'enabled';
     const countConstantsOnce = selection.kind !== 'named';
     const fragments: string[] = [];
-    const counted: { name: string; outcome: Outcome }[] = [];
+    const counted: Outcome[] = [];
+    const keys: MemoKeys = new Map();
     let cacheable = true;
     for (const toggle of toggles) {
       if (typeof toggle === 'string') {
@@ -266,30 +266,29 @@ export class Evaluator {
       let outcome = toggle.constant;
       if (outcome) {
         if (!countConstantsOnce) {
-          fast.count(toggle.name, outcome.enabled, outcome.variant);
-          counted.push({ name: toggle.name, outcome });
+          state.usage.count(outcome);
+          counted.push(outcome);
         }
       } else {
-        const evaluated = this.evaluateToggle(fast, state, toggle, enhanced, window);
-        outcome = evaluated.outcome;
-        if (evaluated.counted) counted.push({ name: toggle.name, outcome });
-        else cacheable = false;
+        outcome = this.evaluateToggle(fast, state, toggle, enhanced, window, keys);
+        if (outcome.id === FAILED) cacheable = false;
+        else counted.push(outcome);
       }
       if (!onlyEnabled || outcome.enabled) fragments.push(outcome.fragment);
     }
-    if (countConstantsOnce) fast.countPlan(state.constantUsage, 1);
-    const usage = countConstantsOnce
-      ? joinUsage(state.constantUsage, usagePlan(counted))
-      : usagePlan(counted);
+    if (countConstantsOnce) state.usage.countAnswer(state.constants);
     // A toggle that failed is not counted: such an answer is not kept, its usage would be wrong.
-    return { body: toggleListBody(fragments), usage: cacheable ? usage : undefined };
+    const usage = !cacheable ? undefined : countConstantsOnce ? state.constants.concat(counted) : counted;
+    return { body: toggleListBody(fragments), usage };
   }
 
   /**
    * One toggle: its remembered result for the values of its input fields when it has one, else one
    * SDK evaluation, counted. A strategy that throws answers the toggle disabled, not counted (as the
-   * SDK does), and never fails the other toggles of the request. A toggle that reads the clock (no
-   * `currentTime` in the context) is remembered per window of the clock among the dates (`window`).
+   * SDK does; its outcome's id is `FAILED`), and never fails the other toggles of the request. A
+   * toggle that reads the clock (no `currentTime` in the context) is remembered per window of the
+   * clock among the dates (`window`). Toggles with the same input fields share one key per request
+   * (`keys`).
    */
   private evaluateToggle(
     fast: FastEvaluation,
@@ -297,18 +296,23 @@ export class Evaluator {
     toggle: CompiledToggle,
     enhanced: Context,
     window: string | undefined,
-  ): { outcome: Outcome; counted: boolean } {
+    keys: MemoKeys,
+  ): Outcome {
     const clocked = toggle.determinism.currentTime && window !== undefined;
-    const inputs =
-      toggle.inputs && isDeterministic(toggle.determinism, enhanced, clocked)
-        ? memoKey(toggle.inputs, enhanced, this.budgets.memoKeyMaxLength)
-        : undefined;
-    const key = inputs !== undefined && clocked ? `${inputs}@${window ?? ''}` : inputs;
+    let key: string | undefined;
+    if (toggle.inputs && isDeterministic(toggle.determinism, enhanced, clocked)) {
+      key = keys.get(toggle.inputs);
+      if (key === undefined && !keys.has(toggle.inputs)) {
+        key = memoKey(toggle.inputs, enhanced, this.budgets.memoKeyMaxLength);
+        keys.set(toggle.inputs, key);
+      }
+      if (key !== undefined && clocked) key = `${key}@${window}`;
+    }
     if (key !== undefined) {
       const hit = toggle.memo.get(key);
       if (hit) {
-        fast.count(toggle.name, hit.enabled, hit.variant);
-        return { outcome: hit, counted: true };
+        state.usage.count(hit);
+        return hit;
       }
     }
     let outcome: Outcome;
@@ -320,15 +324,18 @@ export class Evaluator {
     } catch (err) {
       const failed = fast.failed(toggle.name, err);
       return {
-        outcome: { enabled: failed.enabled, variant: failed.variant.name, fragment: JSON.stringify(failed) },
-        counted: false,
+        name: toggle.name,
+        id: FAILED,
+        enabled: failed.enabled,
+        variant: failed.variant.name,
+        fragment: JSON.stringify(failed),
       };
     }
-    fast.count(toggle.name, outcome.enabled, outcome.variant);
+    state.usage.count(outcome);
     // kept only when no date passed while evaluating
     const sameWindow = !clocked || clockWindow(state.plan.dateBoundaries, Date.now()) === window;
     if (key !== undefined && sameWindow) this.remember(state, toggle, key, outcome);
-    return { outcome, counted: true };
+    return outcome;
   }
 
   private remember(state: RevisionState, toggle: CompiledToggle, key: string, outcome: Outcome): void {
@@ -361,13 +368,4 @@ export class Evaluator {
 
 function unique(names: readonly string[]): string[] {
   return [...new Set(names)];
-}
-
-function joinUsage(a: UsagePlan, b: UsagePlan): UsagePlan {
-  if (a.names.length === 0) return b;
-  return {
-    names: [...a.names, ...b.names],
-    enabled: [...a.enabled, ...b.enabled],
-    variants: [...a.variants, ...b.variants],
-  };
 }

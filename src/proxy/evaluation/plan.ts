@@ -5,8 +5,12 @@ import { combine, dateBoundaries, determinismOf, type Determinism } from './dete
 import { definitionsDigest } from './etag';
 import { toEvaluatedToggle } from './toggle-json';
 
-/** One evaluated result of a toggle: its usage count and its pre-serialised response entry. */
+/** One evaluated result of a toggle: what its usage counts and its pre-serialised response entry. */
 export interface Outcome {
+  /** The toggle's name. */
+  readonly name: string;
+  /** Its number among the revision's interned outcomes (`Plan.outcomes`), -1 when not interned. */
+  readonly id: number;
   readonly enabled: boolean;
   /** Variant name as the SDK counts it. */
   readonly variant: string;
@@ -33,6 +37,8 @@ export interface CompiledToggle {
    */
   readonly inputs: readonly string[] | undefined;
   readonly memo: Map<string, Outcome>;
+  /** Every outcome interned for the revision, shared by its toggles: an outcome's `id` is its index. */
+  readonly interned: Outcome[];
 }
 
 /** Every toggle of one definitions revision, compiled once when the revision is accepted. */
@@ -46,6 +52,8 @@ export interface Plan {
   readonly determinism: Determinism;
   /** Dates of every date constraint, sorted: the clock matters only as its window among them. */
   readonly dateBoundaries: readonly number[];
+  /** Every interned outcome of the revision, by `Outcome.id` (grows as outcomes are seen, bounded per toggle). */
+  readonly outcomes: readonly Outcome[];
 }
 
 interface KnownOutcome {
@@ -68,18 +76,23 @@ export function outcomeOf(toggle: CompiledToggle, result: SdkVariant): Outcome {
         return k.outcome;
     }
   }
-  const outcome: Outcome = {
-    enabled,
-    variant: result.name,
-    fragment: JSON.stringify(toEvaluatedToggle(toggle.name, toggle.impressionData, result)),
-  };
+  const fragment = JSON.stringify(toEvaluatedToggle(toggle.name, toggle.impressionData, result));
+  const loose = (): Outcome => ({ name: toggle.name, id: -1, enabled, variant: result.name, fragment });
   if (!known) {
-    if (toggle.outcomes.size >= MAX_OUTCOMES_PER_TOGGLE) return outcome;
+    if (toggle.outcomes.size >= MAX_OUTCOMES_PER_TOGGLE) return loose();
     known = [];
     toggle.outcomes.set(result.name, known);
   }
-  if (known.length < 4)
-    known.push({ featureEnabled: enabled, variantEnabled: result.enabled, payload: result.payload, outcome });
+  if (known.length >= 4) return loose();
+  const outcome: Outcome = {
+    name: toggle.name,
+    id: toggle.interned.length,
+    enabled,
+    variant: result.name,
+    fragment,
+  };
+  toggle.interned.push(outcome);
+  known.push({ featureEnabled: enabled, variantEnabled: result.enabled, payload: result.payload, outcome });
   return outcome;
 }
 
@@ -198,11 +211,28 @@ function isConstant(feature: FeatureInterface, fast: FastEvaluation): boolean {
   );
 }
 
+/** What the toggles of one revision share: the interned outcomes, and one array per distinct input-field list. */
+export class PlanShared {
+  readonly outcomes: Outcome[] = [];
+  private readonly lists = new Map<string, readonly string[]>();
+
+  /** The revision's one array with these fields, so a request computes each distinct memo key once. */
+  inputList(fields: readonly string[] | undefined): readonly string[] | undefined {
+    if (fields === undefined) return undefined;
+    const id = JSON.stringify(fields);
+    const known = this.lists.get(id);
+    if (known) return known;
+    this.lists.set(id, fields);
+    return fields;
+  }
+}
+
 /** Compiles one toggle. `lookup` resolves dependency parents by name. */
 export function compileToggle(
   feature: FeatureInterface,
   fast: FastEvaluation,
   lookup: (name: string) => FeatureInterface | undefined,
+  shared: PlanShared,
 ): CompiledToggle {
   const parents = (Array.isArray(feature.dependencies) ? feature.dependencies : [])
     .map((d) => lookup(d.feature))
@@ -217,8 +247,9 @@ export function compileToggle(
     ),
     determinism: determinismOf(related, fast),
     outcomes: new Map(),
-    inputs: memoInputs(related, fast),
+    inputs: shared.inputList(memoInputs(related, fast)),
     memo: new Map(),
+    interned: shared.outcomes,
   };
   if (!isConstant(feature, fast)) return toggle;
   const result: SdkVariant = { ...FALLBACK, feature_enabled: feature.enabled === true };
@@ -238,12 +269,13 @@ export function compilePlan(
   definitions: () => unknown,
   onCompileError: (name: string, err: unknown) => void,
 ): Plan {
+  const shared = new PlanShared();
   const toggles = features.map((feature) => {
     try {
-      return compileToggle(feature, fast, lookup);
+      return compileToggle(feature, fast, lookup, shared);
     } catch (err) {
       onCompileError(feature.name, err);
-      return uncompiled(feature);
+      return uncompiled(feature, shared.outcomes);
     }
   });
   return {
@@ -253,11 +285,12 @@ export function compilePlan(
     byName: new Map(toggles.map((t) => [t.name, t])),
     determinism: combine(toggles.map((t) => t.determinism)),
     dateBoundaries: dateBoundaries(features, fast),
+    outcomes: shared.outcomes,
   };
 }
 
 /** A toggle evaluated by the SDK on every request, never remembered. */
-function uncompiled(feature: FeatureInterface): CompiledToggle {
+function uncompiled(feature: FeatureInterface, interned: Outcome[]): CompiledToggle {
   return {
     name: String(feature.name),
     impressionData: feature.impressionData === true,
@@ -274,5 +307,6 @@ function uncompiled(feature: FeatureInterface): CompiledToggle {
     outcomes: new Map(),
     inputs: undefined,
     memo: new Map(),
+    interned,
   };
 }

@@ -25,18 +25,8 @@ export interface SdkVariant {
 }
 
 /**
- * The usage counts of one set of evaluation outcomes: `names[i]` evaluated to `enabled[i]` with
- * variant `variants[i]`. Counting a plan `n` times equals `n` evaluations of each of its toggles.
- */
-export interface UsagePlan {
-  readonly names: readonly string[];
-  readonly enabled: readonly boolean[];
-  readonly variants: readonly string[];
-}
-
-/**
- * The SDK's evaluation and usage counting in separate pieces, for the evaluation hot path. Together
- * they do exactly what `evaluate()` does: `resolve` + `count` of the outcome.
+ * The SDK's evaluation in pieces, for the evaluation hot path. `resolve` and then
+ * `FeatureRepository.addUsage` of the outcome do exactly what `evaluate()` does.
  */
 export interface FastEvaluation {
   /** The context the SDK evaluates with: `{...staticContext, ...context}`, as `Unleash.getVariant` builds it. */
@@ -45,10 +35,6 @@ export interface FastEvaluation {
   resolve(name: string, enhanced: Context): SdkVariant;
   /** The answer for a toggle whose evaluation threw: logged (rate-limited) and disabled, not counted. */
   failed(name: string, err: unknown): EvaluatedToggle;
-  /** Counts one evaluation exactly as `Unleash.getVariant` does. */
-  count(name: string, enabled: boolean, variant: string): void;
-  /** Counts `times` evaluations of every outcome of the plan; applied to the SDK's bucket before it is sent. */
-  countPlan(plan: UsagePlan, times: number): void;
   /**
    * True when toggles using this strategy name are evaluated by the SDK's own code: a built-in
    * strategy, or a name no strategy has (the SDK skips it). False for custom strategies.
@@ -95,6 +81,16 @@ export interface FeatureRepository {
    * listens to the SDK's impression events, which only full evaluation emits).
    */
   fast?(): FastEvaluation | undefined;
+  /**
+   * Adds `times` evaluations of toggle `name` to `enabled` with `variant` to the usage the SDK
+   * reports upstream, as that many `getVariant` calls would have counted.
+   */
+  addUsage(name: string, enabled: boolean, variant: string, times: number): void;
+  /**
+   * Runs `listener` just before the SDK sends its usage (on its timer, on flush and on close), so
+   * batched counts reach the report they belong to. Returns an unsubscribe function.
+   */
+  beforeUsageSent(listener: () => void): () => void;
   /** Subscribes to definition changes; returns an unsubscribe function. */
   onChange(listener: () => void): () => void;
   close(): Promise<void>;

@@ -11,13 +11,7 @@ import type { Segment } from 'unleash-client/lib/strategy/strategy';
 import type { HttpOptions } from 'unleash-client/lib/http-options';
 import type { Logger } from '../../common/logging/logger';
 import type { ProxyConfig } from '../config/types';
-import type {
-  EvaluatedToggle,
-  FastEvaluation,
-  FeatureRepository,
-  UpstreamStats,
-  UsagePlan,
-} from './feature-repository';
+import type { EvaluatedToggle, FastEvaluation, FeatureRepository, UpstreamStats } from './feature-repository';
 import { GuardedRepository } from './guarded-repository';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import { FALLBACK_VARIANT, toEvaluatedToggle } from '../evaluation/toggle-json';
@@ -48,18 +42,6 @@ class ProxyUnleash extends Unleash {
   }
 }
 
-/** Usage plans counted but not yet added to the SDK's bucket; bounded, flushed before every send. */
-const MAX_PENDING_PLANS = 1024;
-/** Toggle names with counts waiting for the SDK's bucket; more are flushed first. */
-const MAX_PENDING_NAMES = 10_000;
-
-/** What `count` calls for one toggle add up to, until they reach the SDK's bucket. */
-interface PendingCount {
-  yes: number;
-  no: number;
-  variants: Map<string, number>;
-}
-
 export interface UnleashRepositoryOptions {
   config: ProxyConfig;
   strategies: Strategy[];
@@ -81,9 +63,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private readonly staticContext: Context;
   private readonly customStrategies: readonly Strategy[];
   private readonly metrics: SdkMetrics | undefined;
-  private readonly pendingUsage = new Map<UsagePlan, number>();
-  /** Counts of evaluated toggles not yet added to the SDK's bucket, by toggle name. */
-  private readonly pendingCounts = new Map<string, PendingCount>();
+  private readonly usageListeners = new Set<() => void>();
   private readonly fastEvaluation: FastEvaluation;
   private readonly repository: GuardedRepository;
   private readonly logger: Logger;
@@ -166,7 +146,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
       // Batched counts reach the bucket before the SDK reads it: on its timer, on flush and on close.
       const send = metrics.sendMetrics.bind(metrics);
       metrics.sendMetrics = () => {
-        this.flushUsage();
+        for (const listener of this.usageListeners) listener();
         return send();
       };
       this.metrics = metrics;
@@ -275,7 +255,8 @@ export class UnleashFeatureRepository implements FeatureRepository {
   }
 
   fast(): FastEvaluation | undefined {
-    if (!this.ready || this.unleash.listenerCount('impression') > 0) return undefined;
+    // Batched usage needs the SDK's bucket (`metrics`); without it every evaluation counts itself.
+    if (!this.ready || !this.metrics || this.unleash.listenerCount('impression') > 0) return undefined;
     return this.fastEvaluation;
   }
 
@@ -289,36 +270,6 @@ export class UnleashFeatureRepository implements FeatureRepository {
         return client.forceGetVariant(name, enhanced);
       },
       failed: (name, err) => this.failed(name, this.repository.getToggle(name), err),
-      count: (name, enabled, variant) => {
-        if (!this.metrics) {
-          if (variant) this.unleash.countVariant(name, variant);
-          this.unleash.count(name, enabled);
-          return;
-        }
-        let pending = this.pendingCounts.get(name);
-        if (!pending) {
-          // Names come from requests too (unknown names are counted): bounded like the plans.
-          if (this.pendingCounts.size >= MAX_PENDING_NAMES) this.flushUsage();
-          pending = { yes: 0, no: 0, variants: new Map() };
-          this.pendingCounts.set(name, pending);
-        }
-        if (enabled) pending.yes += 1;
-        else pending.no += 1;
-        if (variant) pending.variants.set(variant, (pending.variants.get(variant) ?? 0) + 1);
-      },
-      countPlan: (plan, times) => {
-        if (!this.metrics) {
-          for (let n = 0; n < times; n++) {
-            for (let i = 0; i < plan.names.length; i++) {
-              if (plan.variants[i]) this.unleash.countVariant(plan.names[i], plan.variants[i]);
-              this.unleash.count(plan.names[i], plan.enabled[i]);
-            }
-          }
-          return;
-        }
-        this.pendingUsage.set(plan, (this.pendingUsage.get(plan) ?? 0) + times);
-        if (this.pendingUsage.size > MAX_PENDING_PLANS) this.flushUsage();
-      },
       // Custom strategies come first in the SDK's lookup, so a custom one shadows a built-in name.
       isBuiltInStrategy: (name) => !this.customStrategies.some((s) => s.name === name),
       segment: (id) => this.repository.getSegment(id),
@@ -359,29 +310,23 @@ export class UnleashFeatureRepository implements FeatureRepository {
   }
   // ---- end OFREP reasons ----
 
-  /** Adds the batched usage counts to the SDK's bucket, as the SDK's own `count` calls would have. */
-  private flushUsage(): void {
+  addUsage(name: string, enabled: boolean, variant: string, times: number): void {
     const metrics = this.metrics;
-    if (!metrics || (this.pendingUsage.size === 0 && this.pendingCounts.size === 0)) return;
-    if (metrics.disabled) {
-      // the SDK's count() drops counts once metrics are disabled
-      this.pendingUsage.clear();
-      this.pendingCounts.clear();
+    if (!metrics) {
+      for (let n = 0; n < times; n++) {
+        if (variant) this.unleash.countVariant(name, variant);
+        this.unleash.count(name, enabled);
+      }
       return;
     }
-    for (const [name, pending] of this.pendingCounts) {
-      if (pending.yes > 0) metrics.increaseCounter(name, true, pending.yes);
-      if (pending.no > 0) metrics.increaseCounter(name, false, pending.no);
-      for (const [variant, times] of pending.variants) metrics.increaseVariantCounter(name, variant, times);
-    }
-    this.pendingCounts.clear();
-    for (const [plan, times] of this.pendingUsage) {
-      for (let i = 0; i < plan.names.length; i++) {
-        metrics.increaseCounter(plan.names[i], plan.enabled[i], times);
-        if (plan.variants[i]) metrics.increaseVariantCounter(plan.names[i], plan.variants[i], times);
-      }
-    }
-    this.pendingUsage.clear();
+    if (metrics.disabled) return; // the SDK's count() drops counts once metrics are disabled
+    metrics.increaseCounter(name, enabled, times);
+    if (variant) metrics.increaseVariantCounter(name, variant, times);
+  }
+
+  beforeUsageSent(listener: () => void): () => void {
+    this.usageListeners.add(listener);
+    return () => this.usageListeners.delete(listener);
   }
 
   onChange(listener: () => void): () => void {
