@@ -13,6 +13,7 @@ import type { Logger } from '../../common/logging/logger';
 import type { ProxyConfig } from '../config/types';
 import type { EvaluatedToggle, FastEvaluation, FeatureRepository, UpstreamStats } from './feature-repository';
 import { GuardedRepository } from './guarded-repository';
+import { resolveVariant } from './sdk-variant';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import { FALLBACK_VARIANT, toEvaluatedToggle } from '../evaluation/toggle-json';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
@@ -267,7 +268,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
       enhance: (context) => ({ ...staticContext, ...context }),
       resolve: (name, enhanced) => {
         this.decided = undefined;
-        return client.forceGetVariant(name, enhanced);
+        return resolveVariant(client, this.repository.getToggle(name), enhanced);
       },
       failed: (name, err) => this.failed(name, this.repository.getToggle(name), err),
       // Custom strategies come first in the SDK's lookup, so a custom one shadows a built-in name.
