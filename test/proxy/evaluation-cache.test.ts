@@ -2,6 +2,8 @@ import request from 'supertest';
 import { Strategy, type Context } from 'unleash-client';
 import type { ProxyApp } from '../../src/proxy/app';
 import { AnswerCache } from '../../src/proxy/evaluation/answer-cache';
+import type { Outcome } from '../../src/proxy/evaluation/plan';
+import { UsageTally } from '../../src/proxy/evaluation/usage-tally';
 import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 
@@ -374,5 +376,96 @@ describe('usage counts of evaluated toggles', () => {
     }
     expect([...counted.keys()]).toEqual(['always']);
     expect(counted.get('always')).toEqual({ yes: 3, no: 0 });
+  });
+
+  test('counts every request, whether evaluated, remembered or a kept answer, across new definitions', async () => {
+    const definitions = (enabled: boolean): FeaturesPayload => ({
+      version: 2,
+      features: [
+        {
+          name: 'for-u1',
+          enabled,
+          strategies: [{ name: 'userWithId', parameters: { userIds: 'u1' } }],
+          variants: [{ name: 'blue', weight: 1000, stickiness: 'default' }],
+        },
+        {
+          name: 'by-plan',
+          enabled: true,
+          strategies: [
+            { name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] },
+          ],
+        },
+        { name: 'fixed', enabled: true, strategies: [] },
+      ],
+    });
+    upstream.setFeatures(definitions(true));
+    const app = await readyProxyFor(upstream, { refreshInterval: 50 });
+    const get = () =>
+      request(app).get('/proxy?userId=u1&plan=pro').set('authorization', CLIENT_KEY).expect(200);
+    // evaluated, then seen twice (kept), then served from the kept answer
+    for (let i = 0; i < 4; i += 1) expect(names((await get()).body)).toEqual(['by-plan', 'fixed', 'for-u1']);
+    const revision = app.features.revision;
+    upstream.setFeatures(definitions(false));
+    await waitFor(() => app.features.revision !== revision);
+    for (let i = 0; i < 2; i += 1) expect(names((await get()).body)).toEqual(['by-plan', 'fixed']);
+    await app.close(); // flushes usage upstream
+
+    const counted: Record<string, { yes: number; no: number; variants: Record<string, number> }> = {};
+    for (const post of upstream.posted('/api/client/metrics')) {
+      const toggles = (
+        post.body as {
+          bucket: { toggles: Record<string, { yes: number; no: number; variants: Record<string, number> }> };
+        }
+      ).bucket.toggles;
+      for (const [name, c] of Object.entries(toggles)) {
+        const sum = (counted[name] ??= { yes: 0, no: 0, variants: {} });
+        sum.yes += c.yes;
+        sum.no += c.no;
+        for (const [v, n] of Object.entries(c.variants)) sum.variants[v] = (sum.variants[v] ?? 0) + n;
+      }
+    }
+    expect(counted).toEqual({
+      'for-u1': { yes: 4, no: 2, variants: { blue: 4, disabled: 2 } },
+      'by-plan': { yes: 6, no: 0, variants: { disabled: 6 } },
+      fixed: { yes: 6, no: 0, variants: { disabled: 6 } },
+    });
+  });
+});
+
+describe('UsageTally', () => {
+  const outcome = (name: string, id: number, enabled = true, variant = 'disabled'): Outcome => ({
+    name,
+    id,
+    enabled,
+    variant,
+    fragment: '{}',
+  });
+
+  test('hands over interned counts and kept answers at flush, loose outcomes at once, and starts again empty', () => {
+    const sunk: string[] = [];
+    const a = outcome('a', 0);
+    const b = outcome('b', 1, false, 'blue');
+    const tally = new UsageTally([a, b], (name, enabled, variant, times) =>
+      sunk.push(`${name} ${String(enabled)} ${variant} ×${times}`),
+    );
+    tally.count(a);
+    tally.count(a);
+    tally.count(outcome('loose', -1, true, 'red'));
+    expect(sunk).toEqual(['loose true red ×1']);
+    const answer = [a, b];
+    tally.countAnswer(answer);
+    tally.countAnswer(answer);
+    tally.flush();
+    expect(sunk).toEqual(['loose true red ×1', 'a true disabled ×4', 'b false blue ×2']);
+    tally.flush();
+    expect(sunk).toHaveLength(3);
+  });
+
+  test('keeps at most 1,024 distinct pending answers: more are handed over first', () => {
+    let total = 0;
+    const a = outcome('a', 0);
+    const tally = new UsageTally([a], (_name, _enabled, _variant, times) => (total += times));
+    for (let i = 0; i < 1025; i += 1) tally.countAnswer([a]);
+    expect(total).toBe(1025);
   });
 });
