@@ -438,7 +438,7 @@ describe('UsageTally', () => {
     id,
     enabled,
     variant,
-    fragment: '{}',
+    entry: Buffer.from('{}'),
   });
 
   test('hands over interned counts and kept answers at flush, loose outcomes at once, and starts again empty', () => {

@@ -8,7 +8,7 @@ import { AnswerCache } from './answer-cache';
 import { clockWindow, combine, isDeterministic, type Determinism } from './determinism';
 import { bodyEtag, derivedEtag } from './etag';
 import { compilePlan, memoKey, outcomeOf, type CompiledToggle, type Outcome, type Plan } from './plan';
-import { FALLBACK_VARIANT, toggleListBody } from './toggle-json';
+import { FALLBACK_VARIANT, toggleEntry, toggleListBody } from './toggle-json';
 import { UsageTally } from './usage-tally';
 
 /** Which toggles a request asks for. */
@@ -79,9 +79,8 @@ interface RevisionState {
 const FAILED = -2;
 
 /** Names the definitions do not have: answered disabled with the fallback variant, never counted. */
-function unknownFragment(name: string): string {
-  const toggle: EvaluatedToggle = { name, enabled: false, impressionData: false, variant: FALLBACK_VARIANT };
-  return JSON.stringify(toggle);
+function unknownEntry(name: string): Buffer {
+  return toggleEntry({ name, enabled: false, impressionData: false, variant: FALLBACK_VARIANT });
 }
 
 /** Memo keys computed for one request, by input-field list (toggles with the same fields share the list). */
@@ -192,10 +191,8 @@ export class Evaluator {
     // A date passed while evaluating: this body belongs to no single window, validate it by itself.
     if (window !== undefined && clockWindow(state.plan.dateBoundaries, Date.now()) !== window)
       return this.withBodyEtag(body, undefined);
-    if (usage && state.cache.admit(etag)) {
-      const buffer = Buffer.from(body);
-      state.cache.set(etag, { body: buffer, usage }, buffer.length + 8 * usage.length + 160);
-    }
+    if (usage && state.cache.admit(etag))
+      state.cache.set(etag, { body, usage }, body.length + 8 * usage.length + 160);
     return { notModified: false, body, etag };
   }
 
@@ -205,7 +202,7 @@ export class Evaluator {
     return unique(selection.names).map((n) => plan.byName.get(n) ?? n);
   }
 
-  private withBodyEtag(body: string, ifNoneMatch: string | undefined): Reply {
+  private withBodyEtag(body: string | Buffer, ifNoneMatch: string | undefined): Reply {
     const etag = bodyEtag(body);
     return etagMatches(ifNoneMatch, etag) ? { notModified: true, etag } : { notModified: false, body, etag };
   }
@@ -251,16 +248,16 @@ export class Evaluator {
     toggles: readonly (CompiledToggle | string)[],
     enhanced: Context,
     window: string | undefined,
-  ): { body: string; usage: readonly Outcome[] | undefined } {
+  ): { body: Buffer; usage: readonly Outcome[] | undefined } {
     const onlyEnabled = selection.kind === 'enabled';
     const countConstantsOnce = selection.kind !== 'named';
-    const fragments: string[] = [];
+    const entries: Buffer[] = [];
     const counted: Outcome[] = [];
     const keys: MemoKeys = new Map();
     let cacheable = true;
     for (const toggle of toggles) {
       if (typeof toggle === 'string') {
-        fragments.push(unknownFragment(toggle));
+        entries.push(unknownEntry(toggle));
         continue;
       }
       let outcome = toggle.constant;
@@ -274,12 +271,12 @@ export class Evaluator {
         if (outcome.id === FAILED) cacheable = false;
         else counted.push(outcome);
       }
-      if (!onlyEnabled || outcome.enabled) fragments.push(outcome.fragment);
+      if (!onlyEnabled || outcome.enabled) entries.push(outcome.entry);
     }
     if (countConstantsOnce) state.usage.countAnswer(state.constants);
     // A toggle that failed is not counted: such an answer is not kept, its usage would be wrong.
     const usage = !cacheable ? undefined : countConstantsOnce ? state.constants.concat(counted) : counted;
-    return { body: toggleListBody(fragments), usage };
+    return { body: toggleListBody(entries), usage };
   }
 
   /**
@@ -328,7 +325,7 @@ export class Evaluator {
         id: FAILED,
         enabled: failed.enabled,
         variant: failed.variant.name,
-        fragment: JSON.stringify(failed),
+        entry: toggleEntry(failed),
       };
     }
     state.usage.count(outcome);

@@ -3,7 +3,7 @@ import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type { FastEvaluation, SdkVariant } from '../upstream/feature-repository';
 import { combine, dateBoundaries, determinismOf, type Determinism } from './determinism';
 import { definitionsDigest } from './etag';
-import { toEvaluatedToggle } from './toggle-json';
+import { toEvaluatedToggle, toggleEntry } from './toggle-json';
 
 /** One evaluated result of a toggle: what its usage counts and its pre-serialised response entry. */
 export interface Outcome {
@@ -14,8 +14,8 @@ export interface Outcome {
   readonly enabled: boolean;
   /** Variant name as the SDK counts it. */
   readonly variant: string;
-  /** `JSON.stringify` of the response entry, byte-identical to serialising the evaluated toggle. */
-  readonly fragment: string;
+  /** The response entry (`toggleEntry`), byte-identical to serialising the evaluated toggle. */
+  readonly entry: Buffer;
 }
 
 /** What is known about one toggle for a definitions revision, before any context is seen. */
@@ -76,8 +76,8 @@ export function outcomeOf(toggle: CompiledToggle, result: SdkVariant): Outcome {
         return k.outcome;
     }
   }
-  const fragment = JSON.stringify(toEvaluatedToggle(toggle.name, toggle.impressionData, result));
-  const loose = (): Outcome => ({ name: toggle.name, id: -1, enabled, variant: result.name, fragment });
+  const entry = toggleEntry(toEvaluatedToggle(toggle.name, toggle.impressionData, result));
+  const loose = (): Outcome => ({ name: toggle.name, id: -1, enabled, variant: result.name, entry });
   if (!known) {
     if (toggle.outcomes.size >= MAX_OUTCOMES_PER_TOGGLE) return loose();
     known = [];
@@ -89,7 +89,7 @@ export function outcomeOf(toggle: CompiledToggle, result: SdkVariant): Outcome {
     id: toggle.interned.length,
     enabled,
     variant: result.name,
-    fragment,
+    entry,
   };
   toggle.interned.push(outcome);
   known.push({ featureEnabled: enabled, variantEnabled: result.enabled, payload: result.payload, outcome });

@@ -20,7 +20,32 @@ export function toEvaluatedToggle(
   return { name, enabled: Boolean(result.feature_enabled), impressionData, variant };
 }
 
-/** A toggle list as the response body: `{"toggles":[...]}` from pre-serialised entries. */
-export function toggleListBody(fragments: readonly string[]): string {
-  return `{"toggles":[${fragments.join(',')}]}`;
+/** One toggle of a response, serialised: the UTF-8 bytes of its JSON. */
+export function toggleEntry(toggle: EvaluatedToggle): Buffer {
+  return Buffer.from(JSON.stringify(toggle));
+}
+
+const HEAD = Buffer.from('{"toggles":[');
+const TAIL = Buffer.from(']}');
+const COMMA = 0x2c;
+
+/**
+ * A toggle list as the response body, `{"toggles":[...]}`, from serialised entries: bytes copied
+ * once into one buffer. (Joining strings instead costs several times more for large answers: a
+ * string over 128 KiB is allocated apart from the others, and is encoded again when written.)
+ */
+export function toggleListBody(entries: readonly Uint8Array[]): Buffer {
+  let length = HEAD.length + TAIL.length + Math.max(0, entries.length - 1);
+  for (const entry of entries) length += entry.length;
+  // its own memory, not a slice of Node's shared pool, as kept answers live on
+  const body = Buffer.allocUnsafeSlow(length);
+  body.set(HEAD, 0);
+  let at = HEAD.length;
+  for (let i = 0; i < entries.length; i++) {
+    if (i > 0) body[at++] = COMMA;
+    body.set(entries[i], at);
+    at += entries[i].length;
+  }
+  body.set(TAIL, at);
+  return body;
 }
