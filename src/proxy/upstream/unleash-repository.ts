@@ -1,6 +1,5 @@
 import {
   InMemStorageProvider,
-  Unleash,
   type ClientFeaturesResponse,
   type Context,
   type Strategy,
@@ -13,35 +12,11 @@ import type { Logger } from '../../common/logging/logger';
 import type { ProxyConfig } from '../config/types';
 import type { EvaluatedToggle, FastEvaluation, FeatureRepository, UpstreamStats } from './feature-repository';
 import { GuardedRepository } from './guarded-repository';
+import { DecidingStrategy, ProxyUnleash, usageBucket, type SdkMetrics } from './sdk-internals';
 import { resolveVariant } from './sdk-variant';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import { FALLBACK_VARIANT, toEvaluatedToggle } from '../evaluation/toggle-json';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
-
-/** The SDK's usage-metrics collector, as far as batched counting needs it (a private field of `Unleash`). */
-interface SdkMetrics {
-  disabled: boolean;
-  increaseCounter(name: string, enabled: boolean, inc: number): void;
-  increaseVariantCounter(name: string, variant: string, inc: number): void;
-  sendMetrics(): Promise<void>;
-}
-
-function isSdkMetrics(value: unknown): value is SdkMetrics {
-  const m = value as Partial<SdkMetrics> | undefined;
-  return (
-    typeof m?.disabled === 'boolean' &&
-    typeof m.increaseCounter === 'function' &&
-    typeof m.increaseVariantCounter === 'function' &&
-    typeof m.sendMetrics === 'function'
-  );
-}
-
-/** `Unleash` with its evaluation client reachable, for evaluating without a context spread per toggle. */
-class ProxyUnleash extends Unleash {
-  get sdkClient() {
-    return this.client;
-  }
-}
 
 export interface UnleashRepositoryOptions {
   config: ProxyConfig;
@@ -64,6 +39,8 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private readonly staticContext: Context;
   private readonly customStrategies: readonly Strategy[];
   private readonly metrics: SdkMetrics | undefined;
+  /** OFREP reasons: which strategy definition enabled a toggle in the last `resolve`. */
+  private readonly deciding: DecidingStrategy;
   private readonly usageListeners = new Set<() => void>();
   private readonly fastEvaluation: FastEvaluation;
   private readonly repository: GuardedRepository;
@@ -75,8 +52,6 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private sortedRevision = -1;
   private readonly strategyErrors: RateLimitedLog;
   private readonly upstreamWarnings: RateLimitedLog;
-  /** OFREP reasons: the strategy call that last returned enabled (see watchStrategies). */
-  private decided: { name: string; parameters: unknown; variants: unknown } | undefined;
 
   constructor({ config, strategies, httpOptions, backup }: UnleashRepositoryOptions) {
     this.logger = config.logger;
@@ -142,17 +117,11 @@ export class UnleashFeatureRepository implements FeatureRepository {
       repository: this.repository,
       skipInstanceCountWarning: true,
     });
-    const metrics: unknown = (this.unleash as unknown as { metrics: unknown }).metrics;
-    if (isSdkMetrics(metrics)) {
-      // Batched counts reach the bucket before the SDK reads it: on its timer, on flush and on close.
-      const send = metrics.sendMetrics.bind(metrics);
-      metrics.sendMetrics = () => {
-        for (const listener of this.usageListeners) listener();
-        return send();
-      };
-      this.metrics = metrics;
-    }
-    this.watchStrategies();
+    // Batched counts reach the bucket before the SDK reads it: on its timer, on flush and on close.
+    this.metrics = usageBucket(this.unleash, () => {
+      for (const listener of this.usageListeners) listener();
+    });
+    this.deciding = new DecidingStrategy(this.unleash);
     this.fastEvaluation = this.createFastEvaluation();
     this.readyPromise = new Promise((resolve) => {
       this.repository.once('ready', () => {
@@ -267,49 +236,16 @@ export class UnleashFeatureRepository implements FeatureRepository {
     return {
       enhance: (context) => ({ ...staticContext, ...context }),
       resolve: (name, enhanced) => {
-        this.decided = undefined;
+        this.deciding.reset();
         return resolveVariant(client, this.repository.getToggle(name), enhanced);
       },
       failed: (name, err) => this.failed(name, this.repository.getToggle(name), err),
       // Custom strategies come first in the SDK's lookup, so a custom one shadows a built-in name.
       isBuiltInStrategy: (name) => !this.customStrategies.some((s) => s.name === name),
       segment: (id) => this.repository.getSegment(id),
-      decidingStrategy: (name) => {
-        const decided = this.decided;
-        if (!decided) return undefined;
-        // The SDK passes the definition's own parameters and variants objects: identity finds it.
-        return this.repository
-          .getToggle(name)
-          ?.strategies?.find(
-            (s) =>
-              s.name === decided.name &&
-              s.parameters === decided.parameters &&
-              s.variants === decided.variants,
-          );
-      },
+      decidingStrategy: (name) => this.deciding.find(this.repository.getToggle(name)?.strategies),
     };
   }
-
-  // ---- OFREP reasons (h4-ofrep): which strategy definition enabled a toggle. Self-contained. ----
-  /**
-   * Puts a wrapper in front of each of this client's strategies (the SDK's shared built-in instances
-   * stay untouched) that notes the strategy call returning enabled. The SDK stops at the first
-   * strategy that enables a toggle, after evaluating its parents, so the last note of a `resolve`
-   * that came back enabled is the deciding strategy of that toggle.
-   */
-  private watchStrategies(): void {
-    const client = this.unleash.sdkClient as unknown as { strategies: Strategy[] };
-    client.strategies = client.strategies.map((strategy) => {
-      const watched = Object.create(strategy) as Strategy;
-      watched.getResult = (parameters, context, constraints, variants) => {
-        const result = strategy.getResult(parameters, context, constraints, variants);
-        if (result.enabled) this.decided = { name: strategy.name, parameters, variants };
-        return result;
-      };
-      return watched;
-    });
-  }
-  // ---- end OFREP reasons ----
 
   addUsage(name: string, enabled: boolean, variant: string, times: number): void {
     const metrics = this.metrics;
