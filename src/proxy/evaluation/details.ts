@@ -2,7 +2,7 @@ import type { Context } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
 import type { EvaluatedToggle, FeatureRepository, SdkVariant } from '../upstream/feature-repository';
-import { toEvaluatedToggle } from './toggle-json';
+import { disabledToggle, toEvaluatedToggle } from './toggle-json';
 
 /**
  * Why a toggle evaluated as it did, in OpenFeature's words. `ERROR`: a strategy threw (the toggle
@@ -62,18 +62,22 @@ export function evaluateWithDetails(
   const feature = features.toggle(name);
   if (!feature) return undefined;
   const fast = features.fast?.();
+  const impressionData = feature.impressionData === true;
   if (!fast) {
-    const toggle = features.evaluate(name, context);
+    const plain = features.evaluate(name, context);
+    if (!plain) return { toggle: disabledToggle(name, impressionData), feature, reason: 'ERROR' };
+    const toggle = toEvaluatedToggle(name, impressionData, plain);
     return { toggle, feature, reason: plainReason(feature, toggle) };
   }
   let result: SdkVariant;
   try {
     result = fast.resolve(name, fast.enhance(context));
   } catch (err) {
-    return { toggle: fast.failed(name, err), feature, reason: 'ERROR' };
+    fast.failed(name, err);
+    return { toggle: disabledToggle(name, impressionData), feature, reason: 'ERROR' };
   }
   const decided = result.feature_enabled ? fast.decidingStrategy(name) : undefined;
-  const toggle = toEvaluatedToggle(name, feature.impressionData === true, result);
+  const toggle = toEvaluatedToggle(name, impressionData, result);
   features.addUsage(name, toggle.enabled, result.name, 1);
   if (!feature.enabled) return { toggle, feature, reason: 'DISABLED' };
   if (!toggle.enabled) return { toggle, feature, reason: 'DEFAULT' };

@@ -8,7 +8,7 @@ import { AnswerCache } from './answer-cache';
 import { clockWindow, combine, isDeterministic, type Determinism } from './determinism';
 import { bodyEtag, derivedEtag } from './etag';
 import { compilePlan, memoKey, outcomeOf, type CompiledToggle, type Outcome, type Plan } from './plan';
-import { FALLBACK_VARIANT, toggleEntry, toggleListBody } from './toggle-json';
+import { disabledToggle, toEvaluatedToggle, toggleEntry, toggleListBody } from './toggle-json';
 import { UsageTally } from './usage-tally';
 
 /** Which toggles a request asks for. */
@@ -80,7 +80,7 @@ const FAILED = -2;
 
 /** Names the definitions do not have: answered disabled with the fallback variant, never counted. */
 function unknownEntry(name: string): Buffer {
-  return toggleEntry({ name, enabled: false, impressionData: false, variant: FALLBACK_VARIANT });
+  return toggleEntry(disabledToggle(name, false));
 }
 
 /** Memo keys computed for one request, by input-field list (toggles with the same fields share the list). */
@@ -319,7 +319,8 @@ export class Evaluator {
         fast.resolve(toggle.name, toggle.customCode ? ownCopy(enhanced) : enhanced),
       );
     } catch (err) {
-      const failed = fast.failed(toggle.name, err);
+      fast.failed(toggle.name, err);
+      const failed = disabledToggle(toggle.name, toggle.impressionData);
       return {
         name: toggle.name,
         id: FAILED,
@@ -353,10 +354,14 @@ export class Evaluator {
     const toggles: EvaluatedToggle[] = [];
     for (const name of names) {
       if (!known.has(name)) {
-        toggles.push({ name, enabled: false, impressionData: false, variant: FALLBACK_VARIANT });
+        toggles.push(disabledToggle(name, false));
         continue;
       }
-      const toggle = this.features.evaluate(name, ownCopy(context));
+      const impressionData = this.features.toggle(name)?.impressionData === true;
+      const result = this.features.evaluate(name, ownCopy(context));
+      const toggle = result
+        ? toEvaluatedToggle(name, impressionData, result)
+        : disabledToggle(name, impressionData);
       if (selection.kind !== 'enabled' || toggle.enabled) toggles.push(toggle);
     }
     return JSON.stringify({ toggles });

@@ -2,6 +2,11 @@ import type { EvaluatedToggle, SdkVariant } from '../upstream/feature-repository
 
 export const FALLBACK_VARIANT = Object.freeze({ name: 'disabled', enabled: false });
 
+/** A toggle answered disabled with the fallback variant: an unknown name, or an evaluation that threw. */
+export function disabledToggle(name: string, impressionData: boolean): EvaluatedToggle {
+  return { name, enabled: false, impressionData, variant: FALLBACK_VARIANT };
+}
+
 /** The toggle of a response for one SDK answer: the one mapping every evaluation path uses. */
 export function toEvaluatedToggle(
   name: string,

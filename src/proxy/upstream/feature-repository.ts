@@ -33,8 +33,8 @@ export interface FastEvaluation {
   enhance(context: Context): Context;
   /** The SDK's evaluation of one toggle for an enhanced context, not counted; throws what a strategy throws. */
   resolve(name: string, enhanced: Context): SdkVariant;
-  /** The answer for a toggle whose evaluation threw: logged (rate-limited) and disabled, not counted. */
-  failed(name: string, err: unknown): EvaluatedToggle;
+  /** Logs (rate-limited) a toggle whose evaluation threw; it is answered disabled and not counted. */
+  failed(name: string, err: unknown): void;
   /**
    * True when toggles using this strategy name are evaluated by the SDK's own code: a built-in
    * strategy, or a name no strategy has (the SDK skips it). False for custom strategies.
@@ -74,8 +74,11 @@ export interface FeatureRepository {
   segments(): Segment[];
   /** Client-API response of the current definitions, for server-side SDKs reading through the proxy. */
   clientFeatures(): ClientFeaturesResponse;
-  /** One SDK evaluation of one toggle; counts usage exactly as the SDK does. */
-  evaluate(name: string, context: Context): EvaluatedToggle;
+  /**
+   * One SDK evaluation of one toggle (`getVariant`), counted exactly as the SDK counts; undefined
+   * when a strategy threw (logged, rate-limited, and not counted, as in the SDK).
+   */
+  evaluate(name: string, context: Context): SdkVariant | undefined;
   /**
    * The hot-path pieces of `evaluate`, or undefined while they cannot be used (not ready, or someone
    * listens to the SDK's impression events, which only full evaluation emits).

@@ -10,12 +10,11 @@ import type { Segment } from 'unleash-client/lib/strategy/strategy';
 import type { HttpOptions } from 'unleash-client/lib/http-options';
 import type { Logger } from '../../common/logging/logger';
 import type { ProxyConfig } from '../config/types';
-import type { EvaluatedToggle, FastEvaluation, FeatureRepository, UpstreamStats } from './feature-repository';
+import type { SdkVariant, FastEvaluation, FeatureRepository, UpstreamStats } from './feature-repository';
 import { GuardedRepository } from './guarded-repository';
 import { DecidingStrategy, ProxyUnleash, usageBucket, type SdkMetrics } from './sdk-internals';
 import { resolveVariant } from './sdk-variant';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
-import { FALLBACK_VARIANT, toEvaluatedToggle } from '../evaluation/toggle-json';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
 
 export interface UnleashRepositoryOptions {
@@ -196,32 +195,22 @@ export class UnleashFeatureRepository implements FeatureRepository {
     return { version: 2, features: [...this.toggles()], segments: this.segments() };
   }
 
-  evaluate(name: string, context: Context): EvaluatedToggle {
-    const feature = this.repository.getToggle(name);
+  evaluate(name: string, context: Context): SdkVariant | undefined {
     try {
-      return toEvaluatedToggle(
-        name,
-        feature?.impressionData === true,
-        this.unleash.getVariant(name, context),
-      );
+      return this.unleash.getVariant(name, context);
     } catch (err) {
-      return this.failed(name, feature, err);
+      this.failed(name, err);
+      return undefined;
     }
   }
 
   /** As the SDK does not count an evaluation that threw, neither does this. */
-  private failed(name: string, feature: FeatureInterface | undefined, err: unknown): EvaluatedToggle {
+  private failed(name: string, err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);
     this.strategyErrors.error(
       `evaluating toggle "${name}" threw; answering it as disabled: ${message}`,
       name,
     );
-    return {
-      name,
-      enabled: false,
-      impressionData: feature?.impressionData === true,
-      variant: FALLBACK_VARIANT,
-    };
   }
 
   fast(): FastEvaluation | undefined {
@@ -239,7 +228,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
         this.deciding.reset();
         return resolveVariant(client, this.repository.getToggle(name), enhanced);
       },
-      failed: (name, err) => this.failed(name, this.repository.getToggle(name), err),
+      failed: (name, err) => this.failed(name, err),
       // Custom strategies come first in the SDK's lookup, so a custom one shadows a built-in name.
       isBuiltInStrategy: (name) => !this.customStrategies.some((s) => s.name === name),
       segment: (id) => this.repository.getSegment(id),
