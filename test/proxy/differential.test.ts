@@ -11,6 +11,7 @@ import { Unleash, type Context } from 'unleash-client';
 import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
 import { listenOnLoopback } from '../support/listen';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
+import { destroySdk } from '../support/sdk';
 
 jest.setTimeout(60_000);
 
@@ -448,7 +449,7 @@ async function runScenario(features: Feature[], contexts: ClientContext[], steps
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await app.close();
-    plain.destroy();
+    destroySdk(plain);
     await upstream.stop();
   }
   const sent = upstream

@@ -6,6 +6,7 @@ import { sampleFeatures } from '../support/fixtures';
 import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
 import { LoopbackServers } from '../support/listen';
 import { TestUpstream } from '../support/upstream';
+import { destroySdk } from '../support/sdk';
 
 const SERVER_TOKEN = 'server-sdk-token-1';
 
@@ -51,7 +52,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const c of clients.splice(0)) c.destroy();
+  for (const c of clients.splice(0)) destroySdk(c);
   await servers.closeAll();
   await Promise.all(apps.splice(0).map((a) => a.close()));
   await upstream.stop();

@@ -4,6 +4,7 @@ import { silentLogger } from '../../src/common/logging/logger';
 import { startFlagServer, type RunningFlagServer } from '../../src/server';
 import { CLIENT_TOKEN, TOKENS } from './helpers/backends';
 import { waitFor } from './helpers/wait';
+import { destroySdk } from '../support/sdk';
 
 describe('a real unleash-client against flags-server', () => {
   let running: RunningFlagServer;
@@ -29,7 +30,7 @@ describe('a real unleash-client against flags-server', () => {
   });
 
   afterAll(async () => {
-    unleash.destroy();
+    destroySdk(unleash);
     await running.close();
   });
 

@@ -10,6 +10,7 @@ import type { ProxyApp } from '../../../src/proxy/app';
 import { CLIENT_KEY, readyProxyFor, waitFor } from '../../support/proxy';
 import { TestUpstream } from '../../support/upstream';
 import { ofrepFeatures, withToggle } from './fixtures';
+import { destroySdk } from '../../support/sdk';
 
 /** Node 20 has no EventSource; browsers do. The web provider looks for the global one. */
 (globalThis as { EventSource?: unknown }).EventSource = EventSource;
@@ -80,7 +81,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await ServerFeatures.close();
   await WebFeatures.close();
-  unleash.destroy();
+  destroySdk(unleash);
   await app.close();
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
