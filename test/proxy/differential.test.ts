@@ -5,6 +5,7 @@
  * every toggle whose result does not depend on chance, and the usage counts it reports upstream
  * equal one count per evaluated toggle per request.
  */
+import http from 'node:http';
 import fc from 'fast-check';
 import request from 'supertest';
 import { Unleash, type Context } from 'unleash-client';
@@ -367,6 +368,8 @@ async function runScenario(features: Feature[], contexts: ClientContext[], steps
   const app = await readyProxyFor(upstream, { flagsAppName: APP_NAME, enableAllEndpoint: true });
   const { server, url } = await listenOnLoopback(app);
   const plain = await plainClient(upstream);
+  // every GET on one keep-alive connection, so a repeated query meets what the connection remembers
+  const connection = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const byName = new Map(features.map((f) => [f.name, f]));
   const sortedNames = features.map((f) => f.name).sort();
   const expectedCounts = new Map<string, Counts>();
@@ -416,6 +419,7 @@ async function runScenario(features: Feature[], contexts: ClientContext[], steps
         step.selection.kind === 'enabled' && step.context !== 1
           ? request(url)
               .get(`/proxy?${toQuery(client)}`)
+              .agent(connection)
               .set('Authorization', CLIENT_KEY)
           : request(url).post(path).set('Authorization', CLIENT_KEY).send(body);
       if (step.revalidate && previous) req = req.set('If-None-Match', previous.etag);
@@ -447,6 +451,7 @@ async function runScenario(features: Feature[], contexts: ClientContext[], steps
       lastEtag.set(key, { etag: String(res.headers.etag), body: got.toggles });
     }
   } finally {
+    connection.destroy();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await app.close();
     destroySdk(plain);
