@@ -1,7 +1,7 @@
 import type { Evaluator, Prepared } from './evaluator';
 
 /** Longest query a connection's memo keeps; a longer one is prepared again on every request. */
-export const MEMO_QUERY_MAX_LENGTH = 1024;
+const MEMO_QUERY_MAX_LENGTH = 1024;
 
 interface Remembered {
   readonly query: string;

@@ -212,7 +212,7 @@ function isConstant(feature: FeatureInterface, fast: FastEvaluation): boolean {
 }
 
 /** What the toggles of one revision share: the interned outcomes, and one array per distinct input-field list. */
-export class PlanShared {
+class PlanShared {
   readonly outcomes: Outcome[] = [];
   private readonly lists = new Map<string, readonly string[]>();
 
@@ -228,7 +228,7 @@ export class PlanShared {
 }
 
 /** Compiles one toggle. `lookup` resolves dependency parents by name. */
-export function compileToggle(
+function compileToggle(
   feature: FeatureInterface,
   fast: FastEvaluation,
   lookup: (name: string) => FeatureInterface | undefined,
