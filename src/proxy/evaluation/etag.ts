@@ -25,6 +25,15 @@ export function derivedEtag(definitions: string, selection: string, canonicalCon
   return `W/"d-${digest(`${definitions}\u0000${selection}\u0000${canonicalContext}`)}"`;
 }
 
+/**
+ * The derived ETag of the same pure inputs served in another answer format (`format`, e.g. OFREP's
+ * bulk answer), from the derived ETag of the toggle list: equal inputs, equal validators, and no
+ * validator of one format ever matches the other.
+ */
+export function derivedEtagOf(format: string, listEtag: string): string {
+  return `W/"d-${digest(`${ANSWER_FORMAT}\u0000${format}\u0000${listEtag}`)}"`;
+}
+
 /** The ETag of an answer that only its body can validate. */
 export function bodyEtag(body: string | Buffer): string {
   return `W/"b-${hash('sha256', body, 'base64url').slice(0, 32)}"`;

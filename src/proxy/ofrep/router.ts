@@ -8,6 +8,8 @@ import { contextFromBody } from '../context/build-context';
 import type { EvaluationPipeline } from '../evaluation/pipeline';
 import { describeIssues } from '../context/schemas';
 import { evaluateWithDetails } from '../evaluation/details';
+import { derivedEtagOf } from '../evaluation/etag';
+import type { Selection } from '../evaluation/evaluator';
 import { requireReady } from '../readiness/require-ready';
 import type { FeatureRepository } from '../upstream/feature-repository';
 import { requireOfrepKey, requireStreamAccess, streamToken, type OfrepAuthOptions } from './auth';
@@ -58,6 +60,9 @@ function badRequest(error: z.ZodError, key: string | undefined): OfrepError {
  * `POST {prefix}/ofrep/v1/evaluate/flags/{key}`, `POST {prefix}/ofrep/v1/evaluate/flags` and the
  * change stream `GET {prefix}/ofrep/v1/flag-changes`, mounted under `{prefix}/ofrep`.
  */
+/** OFREP's bulk answer lists every flag. */
+const ALL_FLAGS: Selection = { kind: 'all' };
+
 export function ofrepRouter(opts: OfrepRouterOptions): Router {
   const router = Router();
   const requireKey = requireOfrepKey(opts.auth);
@@ -87,14 +92,25 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
 
   router.post('/v1/evaluate/flags', requireKey, ...jsonBody(opts.maxBodySize), async (req, res) => {
     const context = await evaluationContext(req, undefined);
+    res.setHeader('Cache-Control', 'no-cache');
+    // A pure answer (every flag a function of the definitions and this context) has a validator
+    // derived from them, known before evaluating: a matching If-None-Match costs no evaluation.
+    const prepared = opts.pipeline.prepare(ALL_FLAGS, context);
+    const derived = prepared.etag === undefined ? undefined : derivedEtagOf('ofrep-bulk', prepared.etag);
+    if (derived !== undefined && etagMatches(req.headers['if-none-match'], derived)) {
+      res.setHeader('ETag', derived);
+      res.status(304).end();
+      return;
+    }
     const flags = opts.features.toggles().map((feature) => {
       const details = evaluateWithDetails(opts.features, feature.name, context);
       return details ? toOfrepResult(details) : flagNotFound(feature.name);
     });
     const flagsJson = JSON.stringify(flags);
-    // The validator covers the flag values only: the stream URL's `since` changing alone is no change.
-    const etag = weakEtag(flagsJson);
-    res.setHeader('Cache-Control', 'no-cache');
+    // The validator covers the flag values only: the stream URL's `since` changing alone is no
+    // change. Derived when still valid after evaluating (no date passed meanwhile), else of the body.
+    const fresh = derived !== undefined && opts.pipeline.evaluator.refresh(prepared) === prepared;
+    const etag = fresh ? derived : weakEtag(flagsJson);
     res.setHeader('ETag', etag);
     if (etagMatches(req.headers['if-none-match'], etag)) {
       res.status(304).end();

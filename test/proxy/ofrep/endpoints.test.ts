@@ -1,8 +1,8 @@
 import request from 'supertest';
 import type { ProxyApp } from '../../../src/proxy/app';
 import { streamToken } from '../../../src/proxy/ofrep/auth';
-import { CLIENT_KEY, proxyFor, readyProxyFor } from '../../support/proxy';
-import { TestUpstream } from '../../support/upstream';
+import { CLIENT_KEY, proxyFor, readyProxyFor, waitFor } from '../../support/proxy';
+import { TestUpstream, type FeaturesPayload } from '../../support/upstream';
 import { ofrepFeatures } from './fixtures';
 
 let upstream: TestUpstream;
@@ -235,6 +235,74 @@ describe('POST /ofrep/v1/evaluate/flags (bulk)', () => {
       .set('If-None-Match', etag)
       .send({ context: { targetingKey: 'alice' } });
     expect(other.status).toBe(200);
+  });
+
+  test('answers a pure revalidation 304 from a validator derived before evaluating: the same on every replica, not counted, new with new definitions', async () => {
+    const pure = (forAlice: boolean): FeaturesPayload => ({
+      version: 2,
+      features: [
+        {
+          name: 'for-alice',
+          enabled: forAlice,
+          strategies: [{ name: 'userWithId', parameters: { userIds: 'alice' } }],
+        },
+        {
+          name: 'theme',
+          enabled: true,
+          strategies: [
+            { name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }] },
+          ],
+          variants: [
+            { name: 'dark', weight: 1000, stickiness: 'default', payload: { type: 'string', value: 'dark' } },
+          ],
+        },
+      ],
+    });
+    const own = await new TestUpstream(pure(true)).start();
+    try {
+      const replicas = [
+        await readyProxyFor(own, { refreshInterval: 50 }),
+        await readyProxyFor(own, { refreshInterval: 50 }),
+      ];
+      const [app, replica] = replicas;
+      const body = { context: { targetingKey: 'alice', plan: 'pro' } };
+      const ask = (target: ProxyApp, etag?: string) => {
+        const req = request(target).post(BULK).set('Authorization', CLIENT_KEY);
+        return (etag ? req.set('If-None-Match', etag) : req).send(body);
+      };
+      const first = await ask(app);
+      expect(first.status).toBe(200);
+      const etag = String(first.headers.etag);
+      expect(etag).toMatch(/^W\/"d-/);
+      expect((await ask(replica)).headers.etag).toBe(etag);
+      for (const target of replicas) {
+        const again = await ask(target, etag);
+        expect(again.status).toBe(304);
+        expect(again.headers.etag).toBe(etag);
+      }
+      // the validator of the toggle list for the same context is another one
+      const list = await request(app).post('/proxy/all').set('Authorization', CLIENT_KEY).send(body);
+      expect(list.headers.etag).not.toBe(etag);
+
+      const revision = app.features.revision;
+      own.setFeatures(pure(false));
+      await waitFor(() => app.features.revision !== revision);
+      const changed = await ask(app, etag);
+      expect(changed.status).toBe(200);
+      expect(changed.headers.etag).not.toBe(etag);
+      expect((changed.body as { flags: { key: string; value?: unknown }[] }).flags).toContainEqual(
+        expect.objectContaining({ key: 'for-alice', reason: 'DISABLED' }),
+      );
+      await Promise.all(replicas.map((r) => r.close()));
+      // usage: the 200s evaluated (and counted) each flag; the 304s evaluated nothing
+      const counted = own
+        .posted('/api/client/metrics')
+        .map((r) => (r.body as { bucket: { toggles: Record<string, { yes: number; no: number }> } }).bucket)
+        .reduce((n, b) => n + (b.toggles.theme?.yes ?? 0) + (b.toggles.theme?.no ?? 0), 0);
+      expect(counted).toBe(3);
+    } finally {
+      await own.stop();
+    }
   });
 
   test('puts the stream on the host the client used, behind a base path too', async () => {
