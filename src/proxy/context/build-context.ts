@@ -59,6 +59,11 @@ function normalise(input: ClientContext): Context {
   return context;
 }
 
+/** A copy for code we do not know (a custom strategy), so what it changes stays within its evaluation. */
+export function ownCopy(context: Context): Context {
+  return context.properties ? { ...context, properties: { ...context.properties } } : { ...context };
+}
+
 /**
  * The evaluation context: the client's fields, the configured environment (which clients cannot
  * override) and the address the proxy saw (never the client's own claim).

@@ -1,7 +1,13 @@
 import type { Context } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
-import type { EvaluatedToggle, FeatureRepository, SdkVariant } from '../upstream/feature-repository';
+import { ownCopy } from '../context/build-context';
+import type {
+  EvaluatedToggle,
+  FastEvaluation,
+  FeatureRepository,
+  SdkVariant,
+} from '../upstream/feature-repository';
 import { disabledToggle, toEvaluatedToggle } from './toggle-json';
 
 /**
@@ -48,30 +54,74 @@ export function reasonOf(strategy: StrategyTransportInterface, feature: FeatureI
   return 'TARGETING_MATCH';
 }
 
+/** True when code we do not know runs for the toggle: a custom strategy of its own or of a parent. */
+function runsCustomCode(
+  features: FeatureRepository,
+  feature: FeatureInterface,
+  fast: FastEvaluation,
+): boolean {
+  const parents = (Array.isArray(feature.dependencies) ? feature.dependencies : []).map((d) =>
+    features.toggle(d.feature),
+  );
+  return [feature, ...parents].some(
+    (f) => Array.isArray(f?.strategies) && f.strategies.some((s) => !fast.isBuiltInStrategy(s.name)),
+  );
+}
+
 /**
- * Evaluates one known toggle for a context, with its reason: the same SDK call (`resolve`), the
- * same usage count (`count`) and the same serialisation (`toEvaluatedToggle`) as the evaluator of
- * `/proxy`, plus the strategy the SDK stopped at. Undefined for a name the definitions do not have
- * (not evaluated, not counted).
+ * Evaluates known toggles for one context, with their reasons: the same SDK call (`resolve`), the
+ * same usage count and the same serialisation (`toEvaluatedToggle`) as the evaluator of `/proxy`,
+ * plus the strategy the SDK stopped at. The context is enhanced once for all of them; a toggle
+ * running custom code gets its own copy. The function answers undefined for a name the definitions
+ * do not have (not evaluated, not counted).
  */
+export function detailsFor(
+  features: FeatureRepository,
+  context: Context,
+): (name: string) => EvaluationDetails | undefined {
+  const fast = features.fast?.();
+  const enhanced = fast?.enhance(context);
+  return (name) => {
+    const feature = features.toggle(name);
+    if (!feature) return undefined;
+    if (!fast || !enhanced) return plainDetails(features, feature, name, context);
+    return fastDetails(features, fast, feature, name, enhanced);
+  };
+}
+
+/** One toggle's details (see `detailsFor`). */
 export function evaluateWithDetails(
   features: FeatureRepository,
   name: string,
   context: Context,
 ): EvaluationDetails | undefined {
-  const feature = features.toggle(name);
-  if (!feature) return undefined;
-  const fast = features.fast?.();
+  return detailsFor(features, context)(name);
+}
+
+function plainDetails(
+  features: FeatureRepository,
+  feature: FeatureInterface,
+  name: string,
+  context: Context,
+): EvaluationDetails {
   const impressionData = feature.impressionData === true;
-  if (!fast) {
-    const plain = features.evaluate(name, context);
-    if (!plain) return { toggle: disabledToggle(name, impressionData), feature, reason: 'ERROR' };
-    const toggle = toEvaluatedToggle(name, impressionData, plain);
-    return { toggle, feature, reason: plainReason(feature, toggle) };
-  }
+  const plain = features.evaluate(name, ownCopy(context));
+  if (!plain) return { toggle: disabledToggle(name, impressionData), feature, reason: 'ERROR' };
+  const toggle = toEvaluatedToggle(name, impressionData, plain);
+  return { toggle, feature, reason: plainReason(feature, toggle) };
+}
+
+function fastDetails(
+  features: FeatureRepository,
+  fast: FastEvaluation,
+  feature: FeatureInterface,
+  name: string,
+  enhanced: Context,
+): EvaluationDetails {
+  const impressionData = feature.impressionData === true;
   let result: SdkVariant;
   try {
-    result = fast.resolve(name, fast.enhance(context));
+    result = fast.resolve(name, runsCustomCode(features, feature, fast) ? ownCopy(enhanced) : enhanced);
   } catch (err) {
     fast.failed(name, err);
     return { toggle: disabledToggle(name, impressionData), feature, reason: 'ERROR' };

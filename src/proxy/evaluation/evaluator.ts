@@ -2,6 +2,7 @@ import type { Context } from 'unleash-client';
 import { etagMatches } from '../../common/http/etag';
 import type { Logger } from '../../common/logging/logger';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
+import { ownCopy } from '../context/build-context';
 import { canonicalContext } from '../context/canonical-context';
 import type { EvaluatedToggle, FastEvaluation, FeatureRepository } from '../upstream/feature-repository';
 import { AnswerCache } from './answer-cache';
@@ -85,11 +86,6 @@ function unknownEntry(name: string): Buffer {
 
 /** Memo keys computed for one request, by input-field list (toggles with the same fields share the list). */
 type MemoKeys = Map<readonly string[], string | undefined>;
-
-/** A copy for code we do not know (a custom strategy), so what it changes stays within its evaluation. */
-function ownCopy(context: Context): Context {
-  return context.properties ? { ...context, properties: { ...context.properties } } : { ...context };
-}
 
 /**
  * Answers a selection of toggles for one context: one SDK evaluation per toggle per request, except

@@ -7,7 +7,7 @@ import { jsonBody } from '../../common/http/json-body';
 import { contextFromBody } from '../context/build-context';
 import type { EvaluationPipeline } from '../evaluation/pipeline';
 import { describeIssues } from '../context/schemas';
-import { evaluateWithDetails } from '../evaluation/details';
+import { detailsFor, evaluateWithDetails } from '../evaluation/details';
 import { derivedEtagOf } from '../evaluation/etag';
 import type { Selection } from '../evaluation/evaluator';
 import { requireReady } from '../readiness/require-ready';
@@ -102,8 +102,9 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
       res.status(304).end();
       return;
     }
+    const evaluate = detailsFor(opts.features, context);
     const flags = opts.features.toggles().map((feature) => {
-      const details = evaluateWithDetails(opts.features, feature.name, context);
+      const details = evaluate(feature.name);
       return details ? toOfrepResult(details) : flagNotFound(feature.name);
     });
     const flagsJson = JSON.stringify(flags);
