@@ -308,6 +308,14 @@ const BODY_CONTEXT = {
   properties: { plan: 'pro', version: '2.3.1', region: 'eu', age: '31', email: 'ada@example.com' },
 };
 
+/** The same user as BODY_CONTEXT, as an OpenFeature provider sends it. */
+const OFREP_CONTEXT = {
+  targetingKey: 'user-42',
+  sessionId: 'sess-42',
+  appName: 'web',
+  ...BODY_CONTEXT.properties,
+};
+
 interface Scenario {
   name: string;
   method: 'GET' | 'POST';
@@ -373,6 +381,22 @@ function scenarios(features: BenchFeatures): Scenario[] {
       headers: auth,
       uniqueContexts: false,
     },
+    {
+      name: 'POST /ofrep/v1/evaluate/flags (bulk, OpenFeature)',
+      method: 'POST',
+      path: '/ofrep/v1/evaluate/flags',
+      headers: json,
+      body: JSON.stringify({ context: OFREP_CONTEXT }),
+      uniqueContexts: false,
+    },
+    {
+      name: 'POST /ofrep/v1/evaluate/flags revalidated (304)',
+      method: 'POST',
+      path: '/ofrep/v1/evaluate/flags',
+      headers: json,
+      body: JSON.stringify({ context: OFREP_CONTEXT }),
+      uniqueContexts: false,
+    },
     fleet && {
       name: `GET /proxy, ${FLEET_USERS} users each revalidating its own ETag (304)`,
       method: 'GET',
@@ -410,7 +434,13 @@ async function measureCell(
 ): Promise<Row> {
   const headers = { ...scenario.headers };
   if (scenario.name.includes('304')) {
-    const first = await request(proxy.port, 'GET', scenario.samplePath ?? scenario.path, scenario.headers);
+    const first = await request(
+      proxy.port,
+      scenario.method,
+      scenario.samplePath ?? scenario.path,
+      scenario.headers,
+      scenario.body,
+    );
     headers['if-none-match'] = first.headers.etag ?? '';
   }
   const sample = await request(
