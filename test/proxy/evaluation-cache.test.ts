@@ -250,6 +250,16 @@ describe('custom strategies', () => {
     ]) {
       expect(names(res.body)).toEqual(['a-mutating']);
     }
+    // OFREP's bulk answer evaluates every flag with one enhanced context: the same holds there
+    const ofrep = await request(app)
+      .post('/ofrep/v1/evaluate/flags')
+      .set('authorization', CLIENT_KEY)
+      .send({ context: { targetingKey: 'u1', plan: 'pro' } })
+      .expect(200);
+    const values = Object.fromEntries(
+      (ofrep.body as { flags: { key: string; value?: unknown }[] }).flags.map((f) => [f.key, f.value]),
+    );
+    expect(values).toEqual({ 'a-mutating': true, 'b-admin-only': false, 'c-enterprise-only': false });
   });
 });
 
