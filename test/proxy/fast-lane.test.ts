@@ -7,19 +7,22 @@ import { CorsHeaderMemo } from '../../src/proxy/cors/cors-headers';
 import { corsMiddleware } from '../../src/proxy/cors/cors-middleware';
 import { LoopbackServers } from '../support/listen';
 import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
-import { TestUpstream } from '../support/upstream';
+import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 
-const upstream = new TestUpstream({
+/** `everyone` on, and `only-u1` for user u1 while `onlyU1` is true. */
+const twoToggles = (onlyU1 = true): FeaturesPayload => ({
   version: 2,
   features: [
     { name: 'everyone', enabled: true, strategies: [{ name: 'default' }] },
     {
       name: 'only-u1',
-      enabled: true,
+      enabled: onlyU1,
       strategies: [{ name: 'userWithId', parameters: { userIds: 'u1' } }],
     },
   ],
 });
+
+const upstream = new TestUpstream(twoToggles());
 const apps: ProxyApp[] = [];
 const servers = new LoopbackServers();
 
@@ -138,17 +141,7 @@ describe('the fast lane on one keep-alive connection', () => {
 
 describe('what a connection remembers (its last query and accepted key)', () => {
   test('the same query on the same connection is answered for the current definitions: after a change its old ETag gives no 304', async () => {
-    const own = new TestUpstream({
-      version: 2,
-      features: [
-        { name: 'everyone', enabled: true, strategies: [{ name: 'default' }] },
-        {
-          name: 'only-u1',
-          enabled: true,
-          strategies: [{ name: 'userWithId', parameters: { userIds: 'u1' } }],
-        },
-      ],
-    });
+    const own = new TestUpstream(twoToggles());
     await own.start();
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     try {
@@ -162,17 +155,7 @@ describe('what a connection remembers (its last query and accepted key)', () => 
       expect((await get(url, agent, { ...auth, 'if-none-match': etag })).status).toBe(304);
 
       const revision = app.features.revision;
-      own.setFeatures({
-        version: 2,
-        features: [
-          { name: 'everyone', enabled: true, strategies: [{ name: 'default' }] },
-          {
-            name: 'only-u1',
-            enabled: false,
-            strategies: [{ name: 'userWithId', parameters: { userIds: 'u1' } }],
-          },
-        ],
-      });
+      own.setFeatures(twoToggles(false));
       await waitFor(() => app.features.revision !== revision);
       const after = await get(url, agent, { ...auth, 'if-none-match': etag });
       expect(after.reusedSocket).toBe(true);
