@@ -14,7 +14,10 @@ import { listenOnLoopback } from '../support/listen';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 import { destroySdk } from '../support/sdk';
 
-jest.setTimeout(60_000);
+/** Scenarios per run: CI's 100 by default; `DIFF_RUNS=2000 npx jest test/proxy/differential` for a deeper search. */
+const RUNS = Number(process.env.DIFF_RUNS ?? 100);
+// a scenario takes ~40 ms here: the time limit grows with the run count (at least a minute)
+jest.setTimeout(Math.max(60_000, RUNS * 500));
 
 const APP_NAME = 'differential-proxy';
 const REMOTE = '127.0.0.1';
@@ -488,7 +491,7 @@ describe('optimised evaluation equals plain SDK evaluation', () => {
       fc.asyncProperty(featuresArb, contextsArb, stepsArb, (features, contexts, steps) =>
         runScenario(features, contexts, steps),
       ),
-      { numRuns: Number(process.env.DIFF_RUNS ?? 100) },
+      { numRuns: RUNS },
     );
   });
 });
