@@ -4,6 +4,7 @@ import { sampleFeatures } from '../support/fixtures';
 import { LoopbackServers } from '../support/listen';
 import { capturingLogger } from '../support/logger';
 import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
+import { referenceSdk } from '../support/reference-sdk';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -123,24 +124,23 @@ describe('definitions fuzzing', () => {
     await upstream?.stop();
   });
 
-  test('random mutations of valid toggles are either evaluated without error or refused, never a 5xx', async () => {
+  test('random mutations of valid toggles are evaluated exactly as the SDK evaluates them, a toggle that would throw is quarantined alone, never a 5xx', async () => {
     const valid = sampleFeatures();
     upstream = await new TestUpstream(valid).start();
     const logger = capturingLogger();
     const proxy = await readyProxyFor(upstream, { refreshInterval: 20, logger });
     app = proxy;
     const url = await servers.listen(proxy);
+    const context = { userId: 'beta-1', sessionId: 's2', properties: { plan: 'pro', version: '3.0.0' } };
 
-    const answers = async () => {
+    const answers = async (names?: string[]) => {
       const get = await fetch(`${url}/proxy?userId=u1&sessionId=s1&plan=pro&version=2.1.0`, {
         headers: { authorization: CLIENT_KEY },
       });
       const post = await fetch(`${url}/proxy`, {
         method: 'POST',
         headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          context: { userId: 'beta-1', sessionId: 's2', properties: { plan: 'pro', version: '3.0.0' } },
-        }),
+        body: JSON.stringify({ context, ...(names ? { toggles: names } : {}) }),
       });
       return {
         get: { status: get.status, body: await get.text() },
@@ -151,10 +151,7 @@ describe('definitions fuzzing', () => {
     expect(good.get.status).toBe(200);
     expect(good.post.status).toBe(200);
 
-    /**
-     * Serves a definitions set and waits until the proxy has accepted it, refused it, or failed the
-     * fetch (an answer without a `features` list is no definitions set at all for the SDK).
-     */
+    /** Serves a definitions set and waits until the proxy has taken it, or refused the answer. */
     const serve = async (payload: FeaturesPayload): Promise<'accepted' | 'refused'> => {
       const { revision, stats } = proxy.features;
       const { definitionsRefused, fetchErrors } = stats;
@@ -169,7 +166,7 @@ describe('definitions fuzzing', () => {
       return proxy.features.revision !== revision ? 'accepted' : 'refused';
     };
 
-    let outcomes = { accepted: 0, refused: 0 };
+    let outcomes = { accepted: 0, refused: 0, quarantined: 0 };
     await fc.assert(
       fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 3 }), async (mutations) => {
         const mutated = mutate(valid, mutations);
@@ -177,19 +174,37 @@ describe('definitions fuzzing', () => {
         const errorsBefore = logger.lines.filter((l) => l.level === 'error').length;
         const outcome = await serve(mutated);
         outcomes = { ...outcomes, [outcome]: outcomes[outcome] + 1 };
-        const now = await answers();
+        const names = proxy.features.toggles().map((t) => t.name);
+        const now = await answers(names);
         expect(now.get.status).toBe(200);
         expect(now.post.status).toBe(200);
         const errors = logger.lines.filter((l) => l.level === 'error').slice(errorsBefore);
         if (outcome === 'refused') {
-          expect(now).toEqual(good);
-          expect(errors.length).toBeLessThanOrEqual(1);
-          // rate-limited, so a repeat of one problem may be silent; any line is the refusal
-          for (const line of errors) expect(line.msg).toMatch(/^upstream definitions refused/);
+          // only an answer that is no definitions document (no list of features) is refused
+          expect(Array.isArray((mutated as { features?: unknown }).features)).toBe(false);
         } else {
-          expect(errors).toEqual([]); // no toggle threw while compiling or evaluating
+          // every toggle answers exactly what the SDK answers; one that would throw is disabled
+          const sdk = referenceSdk(mutated, { appName: 'flags-proxy', environment: 'default' });
+          const toggles = (
+            JSON.parse(now.post.body) as { toggles: { name: string; enabled: boolean; variant: unknown }[] }
+          ).toggles;
+          expect(toggles.map((t) => t.name)).toEqual(names);
+          for (const toggle of toggles) {
+            const expected = sdk(toggle.name, { ...context, remoteAddress: '127.0.0.1' });
+            if (proxy.features.fault(toggle.name) || expected === 'threw') {
+              expect(toggle).toMatchObject({ enabled: false, variant: { name: 'disabled', enabled: false } });
+            } else {
+              expect({ name: toggle.name, enabled: toggle.enabled, variant: toggle.variant }).toEqual({
+                name: toggle.name,
+                ...expected,
+              });
+            }
+          }
+          if (proxy.features.stats.togglesQuarantined > 0) outcomes.quarantined += 1;
+          // the only error lines name quarantined toggles (once per revision), nothing threw
+          for (const line of errors) expect(line.msg).toMatch(/^quarantined: /);
         }
-        // back to the valid set (the proxy may still be refusing the mutated one meanwhile)
+        // back to the valid set
         const { revision } = proxy.features;
         upstream?.setFeatures(valid);
         await waitFor(() => proxy.features.revision !== revision, 5000);
@@ -197,9 +212,9 @@ describe('definitions fuzzing', () => {
       }),
       { numRuns: 60, interruptAfterTimeLimit: 15_000, markInterruptAsFailure: false },
     );
-    // the mutations reach both sides of the validation
+    // the mutations reach the quarantine and the plain evaluation
     expect(outcomes.accepted).toBeGreaterThan(0);
-    expect(outcomes.refused).toBeGreaterThan(0);
+    expect(outcomes.quarantined).toBeGreaterThan(0);
     expect((await fetch(`${url}/proxy/health`)).status).toBe(200);
   });
 });

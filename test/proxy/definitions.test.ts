@@ -5,6 +5,7 @@ import { capturingLogger } from '../support/logger';
 import { CLIENT_KEY, proxyFor, readyProxyFor, waitFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 import { LoopbackServers } from '../support/listen';
+import { referenceSdk } from '../support/reference-sdk';
 import type { ClientFeaturesResponse } from 'unleash-client';
 
 const upstreams: TestUpstream[] = [];
@@ -68,61 +69,130 @@ async function proxyAnswers(app: ProxyApp) {
   };
 }
 
-describe('malformed toggles from the upstream', () => {
+/** A toggle the SDK evaluates to false (client specification files 14 and 15): never refused. */
+const SEMVER_NOT_A_VERSION: Json = {
+  name: 'semver-v-prefix',
+  enabled: true,
+  strategies: [
+    { name: 'default', constraints: [{ contextName: 'version', operator: 'SEMVER_GT', value: 'v1.2.3' }] },
+  ],
+};
+const MISSING_SEGMENT: Json = {
+  name: 'missing-segment',
+  enabled: true,
+  strategies: [{ name: 'default', segments: [404] }],
+};
+/** A list operator without a list: the SDK throws evaluating it. */
+const IN_WITHOUT_LIST: Json = {
+  name: 'in-without-list',
+  enabled: true,
+  strategies: [{ name: 'default', constraints: [{ contextName: 'userId', operator: 'IN', values: 'u1' }] }],
+};
+
+async function ofrepBulk(app: ProxyApp) {
+  const url = await servers.listen(app);
+  const res = await fetch(`${url}/ofrep/v1/evaluate/flags`, {
+    method: 'POST',
+    headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({ context: { targetingKey: 'u1' } }),
+  });
+  return (await res.json()) as {
+    flags: { key: string; errorCode?: string; value?: unknown; reason?: string }[];
+  };
+}
+
+describe('definitions the SDK evaluates are data', () => {
   test.each([
-    ['dependencies given as an object', DEPENDENCIES_AS_OBJECT, 'child', 'dependencies'],
-    ['a variant override that is null', OVERRIDE_WITH_NULL, 'overridden', 'variants[0].overrides[0]'],
+    ['a SEMVER constraint whose value is not a version', SEMVER_NOT_A_VERSION, 'semver-v-prefix'],
+    ['a strategy naming a segment the answer lacks', MISSING_SEGMENT, 'missing-segment'],
+    ['dependencies given as an object', DEPENDENCIES_AS_OBJECT, 'child'],
   ])(
-    'a first answer with %s keeps the proxy not ready, logs the toggle and the field, and counts it',
-    async (_what, toggle, name, path) => {
+    'a first answer with %s makes the proxy ready and evaluates it as the SDK does',
+    async (_what, toggle, name) => {
       const upstream = await upstreamWith(sampleWith(toggle));
       const logger = capturingLogger();
-      const app = track(proxyFor(upstream, { logger }));
-      await waitFor(() => logger.lines.some((l) => l.level === 'error'));
-      const error = logger.lines.find((l) => l.level === 'error');
-      expect(error?.msg).toContain(`"${name}"`);
-      expect(error?.msg).toContain(path);
-      expect(JSON.stringify(logger.lines)).not.toContain(upstream.token);
+      const app = track(await readyProxyFor(upstream, { logger, enableAllEndpoint: true }));
       const url = await servers.listen(app);
-      expect((await fetch(`${url}/proxy`, { headers: { authorization: CLIENT_KEY } })).status).toBe(503);
-      expect((await fetch(`${url}/proxy/health`)).status).toBe(503);
-
-      upstream.setFeatures(sampleFeatures());
-      await app.whenReady();
-      const metrics = await fetch(`${url}/proxy/internal-backstage/prometheus`, {
+      const all = await fetch(`${url}/proxy/all?userId=u1&version=2.0.0`, {
         headers: { authorization: CLIENT_KEY },
       });
-      expect(await metrics.text()).toMatch(/^flags_proxy_upstream_definitions_refused_total [1-9]\d*$/m);
+      expect(all.status).toBe(200);
+      const toggles = ((await all.json()) as { toggles: { name: string; enabled: boolean }[] }).toggles;
+      // exactly the SDK's answer: semver reads "v1.2.3" as 1.2.3, a missing segment fails the
+      // strategy, dependencies that are not a list are none
+      const sdk = referenceSdk(sampleWith(toggle), { appName: 'flags-proxy', environment: 'default' });
+      const expected = sdk(name, {
+        userId: 'u1',
+        properties: { version: '2.0.0' },
+        remoteAddress: '127.0.0.1',
+      });
+      expect(expected).toMatchObject({ enabled: name !== 'missing-segment' });
+      expect(toggles.find((t) => t.name === name)?.enabled).toBe(name !== 'missing-segment');
+      expect(toggles.find((t) => t.name === 'always-on')?.enabled).toBe(true);
+      expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+      expect(app.features.stats.definitionsRefused).toBe(0);
     },
   );
 
-  test.each([
-    ['dependencies given as an object', DEPENDENCIES_AS_OBJECT],
-    ['a variant override that is null', OVERRIDE_WITH_NULL],
-  ])(
-    'an update with %s is refused as a whole: GET and POST /proxy keep answering the last good definitions',
-    async (_what, toggle) => {
-      const upstream = await upstreamWith();
-      const app = track(await readyProxyFor(upstream, { refreshInterval: 50 }));
-      const before = await proxyAnswers(app);
-      expect(before.get.status).toBe(200);
-      expect(before.post.status).toBe(200);
+  test('a toggle that would make evaluation throw is quarantined alone: disabled, OFREP GENERAL, logged once naming the field, counted', async () => {
+    const upstream = await upstreamWith(sampleWith(OVERRIDE_WITH_NULL));
+    const logger = capturingLogger();
+    const app = track(
+      await readyProxyFor(upstream, { logger, refreshInterval: 50, enableAllEndpoint: true }),
+    );
+    const url = await servers.listen(app);
+    const answer = await proxyAnswers(app);
+    expect(answer.get.status).toBe(200);
+    expect(names(JSON.parse(answer.get.body) as { toggles: { name: string }[] })).toContain('always-on');
+    const all = await fetch(`${url}/proxy/all`, { headers: { authorization: CLIENT_KEY } });
+    const listed = ((await all.json()) as { toggles: { name: string; enabled: boolean }[] }).toggles;
+    expect(listed.find((t) => t.name === 'overridden')).toMatchObject({ enabled: false });
+    const flags = (await ofrepBulk(app)).flags;
+    expect(flags.find((f) => f.key === 'overridden')).toMatchObject({ errorCode: 'GENERAL' });
+    expect(flags.find((f) => f.key === 'always-on')).toMatchObject({ value: true });
 
-      const changed = sampleWith(toggle);
-      (changed.features[1] as Json).enabled = true; // a valid change in the same answer is refused too
-      upstream.setFeatures(changed);
-      const polls = upstream.featureRequests().length;
-      await waitFor(() => upstream.featureRequests().length >= polls + 3, 8000);
+    // more polls of the same revision log nothing more
+    const polls = upstream.featureRequests().length;
+    await waitFor(() => upstream.featureRequests().length >= polls + 3, 8000);
+    const errors = logger.lines.filter((l) => l.level === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0].msg).toContain('"overridden"');
+    expect(errors[0].msg).toContain('variants[0].overrides[0]');
+    expect(JSON.stringify(logger.lines)).not.toContain(upstream.token);
+    const metrics = await fetch(`${url}/proxy/internal-backstage/prometheus`, {
+      headers: { authorization: CLIENT_KEY },
+    });
+    expect(await metrics.text()).toMatch(/^flags_proxy_toggles_quarantined 1$/m);
 
-      const after = await proxyAnswers(app);
-      expect(after).toEqual(before);
-      expect(names(JSON.parse(after.get.body) as { toggles: { name: string }[] })).not.toContain(
-        'switched-off',
-      );
-      const health = await request(app).get('/proxy/health');
-      expect(health.status).toBe(200);
-    },
-  );
+    // later changes keep arriving, and a fixed toggle leaves the quarantine
+    const fixed = sampleFeatures();
+    (fixed.features[1] as Json).enabled = true; // switched-off goes on
+    upstream.setFeatures(fixed);
+    await waitFor(async () => (await proxyAnswers(app)).get.body.includes('"switched-off"'));
+    expect(app.features.stats.togglesQuarantined).toBe(0);
+  });
+
+  test('an update with a toggle that would throw keeps every other change of the same answer', async () => {
+    const upstream = await upstreamWith();
+    const app = track(await readyProxyFor(upstream, { refreshInterval: 50 }));
+    const changed = sampleWith(IN_WITHOUT_LIST);
+    (changed.features[1] as Json).enabled = true; // a valid change in the same answer
+    upstream.setFeatures(changed);
+    await waitFor(async () => (await proxyAnswers(app)).get.body.includes('"switched-off"'));
+    expect(app.features.fault('in-without-list')?.path).toBe('strategies[0].constraints[0].values');
+    const health = await request(app).get('/proxy/health');
+    expect(health.status).toBe(200);
+  });
+
+  test('an answer that is not a definitions document is refused as a whole and the last good one stays', async () => {
+    const upstream = await upstreamWith();
+    const logger = capturingLogger();
+    const app = track(await readyProxyFor(upstream, { refreshInterval: 50, logger }));
+    const before = await proxyAnswers(app);
+    upstream.fault = { status: 200, body: JSON.stringify({ version: 2, features: { 'always-on': {} } }) };
+    await waitFor(() => app.features.stats.fetchErrors + refusedCount(app) > 0);
+    expect(await proxyAnswers(app)).toEqual(before);
+  });
 });
 
 const refusedCount = (app: ProxyApp) => app.features.stats.definitionsRefused;
@@ -138,38 +208,41 @@ describe('streaming and delta answers', () => {
     (changed.features[1] as Json).enabled = true; // switched-off goes on
     upstream.setFeatures(changed);
     await waitFor(async () => (await proxyAnswers(app)).get.body.includes('"switched-off"'));
-    // an answer with the header that is malformed is refused like any other
-    upstream.setFeatures(sampleWith(OVERRIDE_WITH_NULL));
-    await waitFor(() => refusedCount(app) > 0);
-    expect((await proxyAnswers(app)).get.body).toContain('"switched-off"');
     expect(
       upstream.requests.filter((r) => r.path !== '/api/client/features').map((r) => r.path),
     ).not.toContain('/api/client/streaming');
   });
 
-  test('a delta answer is refused and the last good definitions stay in use', async () => {
+  test('a delta answer is applied with the same checks: updates arrive, removals go, a toggle that would throw is quarantined', async () => {
     const upstream = await upstreamWith();
     const app = track(await readyProxyFor(upstream, { refreshInterval: 50 }));
-    const before = await proxyAnswers(app);
     upstream.fault = {
       status: 200,
       body: JSON.stringify({
         events: [
           { type: 'feature-updated', eventId: 2, feature: OVERRIDE_WITH_NULL },
-          { type: 'feature-removed', eventId: 3, featureName: 'always-on', project: 'default' },
+          {
+            type: 'feature-updated',
+            eventId: 3,
+            feature: { name: '__proto__', enabled: true, strategies: [{ name: 'default' }] },
+          },
+          { type: 'feature-removed', eventId: 4, featureName: 'always-on', project: 'default' },
         ],
       }),
     };
-    await waitFor(() => refusedCount(app) >= 2);
-    expect(await proxyAnswers(app)).toEqual(before);
+    await waitFor(async () => !(await proxyAnswers(app)).get.body.includes('"always-on"'));
+    const body = JSON.parse((await proxyAnswers(app)).get.body) as { toggles: { name: string }[] };
+    expect(names(body)).toContain('__proto__');
+    expect(names(body)).not.toContain('overridden');
+    expect(app.features.fault('overridden')).toBeDefined();
   });
 });
 
 describe('definitions from other sources', () => {
-  test('a malformed stored backup does not make the proxy ready', async () => {
+  test('a stored backup goes through the same checks: the proxy is ready and quarantines the toggle that would throw', async () => {
     const upstream = await upstreamWith();
     upstream.fault = { status: 503 };
-    const stored = sampleWith(DEPENDENCIES_AS_OBJECT);
+    const stored = sampleWith(OVERRIDE_WITH_NULL);
     const gets: string[] = [];
     const storageProvider = {
       set: () => Promise.resolve(),
@@ -178,13 +251,26 @@ describe('definitions from other sources', () => {
         return Promise.resolve(stored as ClientFeaturesResponse);
       },
     };
+    const app = track(proxyFor(upstream, { storageProvider }));
+    await app.whenReady();
+    expect(gets.length).toBeGreaterThan(0);
+    expect(app.features.fault('overridden')?.path).toBe('variants[0].overrides[0]');
+    expect(
+      names(JSON.parse((await proxyAnswers(app)).get.body) as { toggles: { name: string }[] }),
+    ).toContain('always-on');
+  });
+
+  test('a stored backup that is not a definitions document does not make the proxy ready', async () => {
+    const upstream = await upstreamWith();
+    upstream.fault = { status: 503 };
+    const storageProvider = {
+      set: () => Promise.resolve(),
+      get: () => Promise.resolve({ version: 2, features: 'none' } as unknown as ClientFeaturesResponse),
+    };
     const logger = capturingLogger();
     const app = track(proxyFor(upstream, { storageProvider, logger }));
     await waitFor(() => refusedCount(app) > 0);
-    expect(gets.length).toBeGreaterThan(0);
-    expect(logger.lines.find((l) => l.level === 'error')?.msg).toMatch(
-      /stored backup: toggle "child" at dependencies/,
-    );
+    expect(logger.lines.find((l) => l.level === 'error')?.msg).toMatch(/stored backup: features: not a list/);
     expect((await request(app).get('/proxy/health')).status).toBe(503);
     upstream.fault = undefined;
     await app.whenReady();

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ClientFeaturesResponse } from 'unleash-client';
-import { clientFeaturesSchema, describeDefinitionsProblem } from '../upstream/definitions-schema';
+import { checkDocument } from '../upstream/definitions-document';
 
 /** One backup of flag definitions as stored in Redis. */
 export interface BackupRecord {
@@ -31,7 +31,7 @@ export function digestOf(definitionsJson: string): string {
   return createHash('sha256').update(definitionsJson).digest('hex');
 }
 
-/** The stored value, validated as strictly as definitions from the upstream; a string says why it was refused. */
+/** The stored value, checked as definitions from the upstream are; a string says why it was refused. */
 export function parseRecord(raw: string): BackupRecord | string {
   let value: unknown;
   try {
@@ -45,9 +45,9 @@ export function parseRecord(raw: string): BackupRecord | string {
   if (typeof digest !== 'string' || typeof fetchedAt !== 'number' || !Number.isFinite(fetchedAt)) {
     return 'digest or fetchedAt missing';
   }
-  const parsed = clientFeaturesSchema.safeParse(definitions);
-  if (!parsed.success)
-    return `malformed definitions (${describeDefinitionsProblem(definitions, parsed.error).message})`;
+  // the same check as an upstream answer: only what is no definitions document is refused whole
+  const checked = checkDocument(definitions);
+  if ('refused' in checked) return `malformed definitions (${checked.refused})`;
   if (digestOf(JSON.stringify(definitions)) !== digest) return 'digest does not match the definitions';
   return { digest, fetchedAt, definitions: definitions as ClientFeaturesResponse };
 }

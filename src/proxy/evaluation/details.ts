@@ -24,18 +24,22 @@ export interface EvaluationDetails {
   readonly feature: FeatureInterface;
 }
 
-/** The parameter of each built-in percentage strategy that holds its percentage. */
-const PERCENTAGE_PARAMETER: Readonly<Record<string, string>> = {
-  flexibleRollout: 'rollout',
-  gradualRolloutUserId: 'percentage',
-  gradualRolloutSessionId: 'percentage',
-  gradualRolloutRandom: 'percentage',
-};
+/** The parameter of each built-in percentage strategy that holds its percentage (names are data: a Map). */
+const PERCENTAGE_PARAMETER: ReadonlyMap<unknown, string> = new Map([
+  ['flexibleRollout', 'rollout'],
+  ['gradualRolloutUserId', 'percentage'],
+  ['gradualRolloutSessionId', 'percentage'],
+  ['gradualRolloutRandom', 'percentage'],
+]);
+
+const listOf = <T>(value: readonly T[] | null | undefined): readonly T[] =>
+  Array.isArray(value) ? value : [];
 
 /** More than one variant to choose from: the value is a (sticky) pseudorandom pick. */
 function splitsVariants(strategy: StrategyTransportInterface, feature: FeatureInterface): boolean {
-  const variants = strategy.variants?.length ? strategy.variants : (feature.variants ?? []);
-  return variants.filter((v) => (v.weight ?? 0) > 0).length > 1;
+  const own = listOf(strategy.variants);
+  const variants = own.length > 0 ? own : listOf(feature.variants);
+  return variants.filter((v) => Number(v?.weight ?? 0) > 0).length > 1;
 }
 
 /**
@@ -45,10 +49,13 @@ function splitsVariants(strategy: StrategyTransportInterface, feature: FeatureIn
  */
 export function reasonOf(strategy: StrategyTransportInterface, feature: FeatureInterface): EvaluationReason {
   const parameters = (strategy.parameters ?? {}) as Record<string, unknown>;
-  const percentageName = PERCENTAGE_PARAMETER[strategy.name];
-  const percentage = percentageName === undefined ? 100 : Number(parameters[percentageName] ?? 100);
+  const percentageName = PERCENTAGE_PARAMETER.get(strategy.name);
+  const percentage =
+    percentageName === undefined || !Object.prototype.hasOwnProperty.call(parameters, percentageName)
+      ? 100
+      : Number(parameters[percentageName] ?? 100);
   if (percentage < 100 || splitsVariants(strategy, feature)) return 'SPLIT';
-  if ((strategy.constraints?.length ?? 0) > 0 || (strategy.segments?.length ?? 0) > 0)
+  if (listOf(strategy.constraints).length > 0 || listOf(strategy.segments).length > 0)
     return 'TARGETING_MATCH';
   if (strategy.name === 'default' || percentageName !== undefined) return 'STATIC';
   return 'TARGETING_MATCH';
@@ -84,6 +91,9 @@ export function detailsFor(
   return (name) => {
     const feature = features.toggle(name);
     if (!feature) return undefined;
+    // quarantined: never handed to the SDK, answered disabled with OFREP's ERROR
+    if (features.fault(name))
+      return { toggle: disabledToggle(name, feature.impressionData === true), feature, reason: 'ERROR' };
     if (!fast || !enhanced) return plainDetails(features, feature, name, context);
     return fastDetails(features, fast, feature, name, enhanced);
   };

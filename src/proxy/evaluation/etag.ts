@@ -10,10 +10,16 @@ import { hash } from 'node:crypto';
  *   bytes served.
  */
 
-/** Changes whenever the serialisation of answers changes, so old validators stop matching. */
-const ANSWER_FORMAT = 'flags-proxy/answer/1';
+/** Changes whenever the serialisation of answers or of digests changes, so old validators stop matching. */
+const ANSWER_FORMAT = 'flags-proxy/answer/2';
 
-const digest = (input: string): string => hash('sha256', input, 'base64url').slice(0, 32);
+/**
+ * Strings are digested as their UTF-16 code units: UTF-8 would turn every lone surrogate into
+ * U+FFFD, so `"bob\uD83D"`, `"bob\uD83C"` and `"bob\uFFFD"` (which the SDK tells apart) would
+ * share a validator. The length prefixes of `canonicalContext` count the same units.
+ */
+const digest = (input: string): string =>
+  hash('sha256', Buffer.from(input, 'utf16le'), 'base64url').slice(0, 32);
 
 /** The digest of one definitions revision: its canonical JSON (toggles sorted by name, their segments). */
 export function definitionsDigest(definitions: unknown): string {

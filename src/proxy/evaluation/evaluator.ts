@@ -8,7 +8,15 @@ import type { EvaluatedToggle, FastEvaluation, FeatureRepository } from '../upst
 import { AnswerCache } from './answer-cache';
 import { clockWindow, combine, isDeterministic, type Determinism } from './determinism';
 import { bodyEtag, derivedEtag } from './etag';
-import { compilePlan, memoKey, outcomeOf, type CompiledToggle, type Outcome, type Plan } from './plan';
+import {
+  compilePlan,
+  memoKey,
+  outcomeOf,
+  QUARANTINED,
+  type CompiledToggle,
+  type Outcome,
+  type Plan,
+} from './plan';
 import { disabledToggle, toEvaluatedToggle, toggleEntry, toggleListBody } from './toggle-json';
 import { UsageTally } from './usage-tally';
 
@@ -208,9 +216,8 @@ export class Evaluator {
     if (this.state?.plan.revision === revision) return this.state;
     const plan = compilePlan(
       revision,
-      this.features.toggles(),
+      this.features,
       fast,
-      (name) => this.features.toggle(name),
       () => this.features.clientFeatures(),
       (name, err) =>
         this.failures.error(
@@ -222,7 +229,7 @@ export class Evaluator {
     this.state?.usage.flush();
     this.state = {
       plan,
-      constants: plan.toggles.flatMap((t) => t.constant ?? []),
+      constants: plan.toggles.flatMap((t) => (t.constant && !t.quarantined ? t.constant : [])),
       usage: new UsageTally(plan.outcomes, (name, enabled, variant, times) =>
         this.features.addUsage(name, enabled, variant, times),
       ),
@@ -258,7 +265,7 @@ export class Evaluator {
       }
       let outcome = toggle.constant;
       if (outcome) {
-        if (!countConstantsOnce) {
+        if (!countConstantsOnce && outcome.id !== QUARANTINED) {
           state.usage.count(outcome);
           counted.push(outcome);
         }
@@ -345,6 +352,7 @@ export class Evaluator {
   /** The reference path, while the SDK's full evaluation must run (someone listens to its impression events). */
   private plainBody(selection: Selection, context: Context): string {
     const known = new Set(this.features.toggles().map((f) => f.name));
+    // `evaluate` answers a quarantined toggle undefined without calling the SDK: disabled below.
     const names =
       selection.kind === 'named' ? unique(selection.names) : this.features.toggles().map((f) => f.name);
     const toggles: EvaluatedToggle[] = [];

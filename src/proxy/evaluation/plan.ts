@@ -1,7 +1,13 @@
 import type { Context } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
-import type { FastEvaluation, SdkVariant } from '../upstream/feature-repository';
-import { combine, dateBoundaries, determinismOf, type Determinism } from './determinism';
+import type { FastEvaluation, FeatureRepository, SdkVariant } from '../upstream/feature-repository';
+import {
+  ALWAYS_DETERMINISTIC,
+  combine,
+  dateBoundaries,
+  determinismOf,
+  type Determinism,
+} from './determinism';
 import { definitionsDigest } from './etag';
 import { toEvaluatedToggle, toggleEntry } from './toggle-json';
 
@@ -24,6 +30,8 @@ export interface CompiledToggle {
   readonly impressionData: boolean;
   /** Its result when it cannot depend on the context, the clock or chance; evaluated once. */
   readonly constant: Outcome | undefined;
+  /** True when the toggle is quarantined (`upstream/toggle-faults.ts`): answered disabled, never evaluated or counted. */
+  readonly quarantined: boolean;
   /** True when a custom strategy runs for it (or a parent): such code may change the context it gets. */
   readonly customCode: boolean;
   /** What a context must carry for its result to be a pure function of the context. */
@@ -64,6 +72,9 @@ interface KnownOutcome {
 }
 
 const FALLBACK: SdkVariant = { name: 'disabled', enabled: false };
+
+/** `Outcome.id` of a quarantined toggle's answer: disabled, never counted. */
+export const QUARANTINED = -3;
 const MAX_OUTCOMES_PER_TOGGLE = 32;
 
 /** The outcome of one SDK answer, with the fragment reused across requests. */
@@ -242,6 +253,7 @@ function compileToggle(
     name: feature.name,
     impressionData: feature.impressionData === true,
     constant: undefined,
+    quarantined: false,
     customCode: related.some(
       (f) => Array.isArray(f.strategies) && f.strategies.some((s) => !fast.isBuiltInStrategy(s.name)),
     ),
@@ -257,22 +269,28 @@ function compileToggle(
 }
 
 /**
- * Compiles one definitions revision. A toggle that cannot be compiled (definitions the validation
- * let through but this code does not expect) is evaluated by the SDK alone on every request: it
- * never takes the other toggles, or the process, down.
+ * Compiles one definitions revision. A quarantined toggle is answered disabled without evaluating;
+ * an irregular one (types this code does not rely on) and one that cannot be compiled are
+ * evaluated by the SDK alone on every request: none of them takes the other toggles, or the
+ * process, down.
  */
 export function compilePlan(
   revision: number,
-  features: readonly FeatureInterface[],
+  features: FeatureRepository,
   fast: FastEvaluation,
-  lookup: (name: string) => FeatureInterface | undefined,
   definitions: () => unknown,
   onCompileError: (name: string, err: unknown) => void,
 ): Plan {
   const shared = new PlanShared();
-  const toggles = features.map((feature) => {
+  const lookup = (name: string) => features.toggle(name);
+  const regular: FeatureInterface[] = [];
+  const toggles = features.toggles().map((feature) => {
+    if (features.fault(feature.name)) return quarantined(feature, shared.outcomes);
+    if (features.isIrregular(feature.name)) return uncompiled(feature, shared.outcomes);
     try {
-      return compileToggle(feature, fast, lookup, shared);
+      const toggle = compileToggle(feature, fast, lookup, shared);
+      regular.push(feature);
+      return toggle;
     } catch (err) {
       onCompileError(feature.name, err);
       return uncompiled(feature, shared.outcomes);
@@ -284,8 +302,33 @@ export function compilePlan(
     toggles,
     byName: new Map(toggles.map((t) => [t.name, t])),
     determinism: combine(toggles.map((t) => t.determinism)),
-    dateBoundaries: dateBoundaries(features, fast),
+    dateBoundaries: dateBoundaries(regular, fast),
     outcomes: shared.outcomes,
+  };
+}
+
+/** A quarantined toggle: disabled with the fallback variant for every context, never counted. */
+function quarantined(feature: FeatureInterface, interned: Outcome[]): CompiledToggle {
+  const impressionData = feature.impressionData === true;
+  const entry = toggleEntry(toEvaluatedToggle(feature.name, impressionData, FALLBACK));
+  const constant: Outcome = {
+    name: feature.name,
+    id: QUARANTINED,
+    enabled: false,
+    variant: FALLBACK.name,
+    entry,
+  };
+  return {
+    name: feature.name,
+    impressionData,
+    constant,
+    quarantined: true,
+    customCode: false,
+    determinism: ALWAYS_DETERMINISTIC,
+    outcomes: new Map(),
+    inputs: undefined,
+    memo: new Map(),
+    interned,
   };
 }
 
@@ -295,6 +338,7 @@ function uncompiled(feature: FeatureInterface, interned: Outcome[]): CompiledTog
     name: String(feature.name),
     impressionData: feature.impressionData === true,
     constant: undefined,
+    quarantined: false,
     customCode: true,
     determinism: {
       never: true,

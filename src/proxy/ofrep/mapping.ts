@@ -24,12 +24,16 @@ export interface OfrepFailure {
 
 export type OfrepResult = OfrepSuccess | OfrepFailure;
 
-const PAYLOAD_TYPES: Readonly<Record<string, OfrepFlagType>> = {
-  string: 'string',
-  csv: 'string',
-  number: 'number',
-  json: 'object',
-};
+/** Payload types and the flag type they give (names are data: a Map, never a property lookup). */
+const PAYLOAD_TYPES: ReadonlyMap<unknown, OfrepFlagType> = new Map([
+  ['string', 'string'],
+  ['csv', 'string'],
+  ['number', 'number'],
+  ['json', 'object'],
+]);
+
+const listOf = <T>(value: readonly T[] | null | undefined): readonly T[] =>
+  Array.isArray(value) ? value : [];
 
 /**
  * A toggle whose variants (its own and its strategies') all carry payloads of one type has that
@@ -37,11 +41,11 @@ const PAYLOAD_TYPES: Readonly<Record<string, OfrepFlagType>> = {
  */
 export function flagTypeOf(feature: FeatureInterface): OfrepFlagType {
   const variants = [
-    ...(feature.variants ?? []),
-    ...(feature.strategies ?? []).flatMap((s) => s.variants ?? []),
+    ...listOf(feature.variants),
+    ...listOf(feature.strategies).flatMap((s) => listOf(s?.variants)),
   ];
   if (variants.length === 0) return 'boolean';
-  const types = new Set(variants.map((v) => (v.payload ? PAYLOAD_TYPES[v.payload.type] : undefined)));
+  const types = new Set(variants.map((v) => (v?.payload ? PAYLOAD_TYPES.get(v.payload.type) : undefined)));
   const [only] = types;
   return types.size === 1 && only !== undefined ? only : 'boolean';
 }

@@ -79,11 +79,29 @@ export class ProxyMetrics {
     });
     new Counter({
       name: 'flags_proxy_upstream_definitions_refused_total',
-      help: 'Definitions sets refused as malformed since start; the last good definitions stayed in use',
+      help: 'Answers refused as a whole since start (not a definitions document); the last good definitions stayed in use',
       registers,
       collect() {
         this.reset();
         this.inc(features.stats.definitionsRefused);
+      },
+    });
+    new Gauge({
+      name: 'flags_proxy_toggles_quarantined',
+      help: 'Toggles of the current definitions whose shape would make evaluation throw: answered disabled, logged once per revision',
+      registers,
+      aggregator: 'max',
+      collect() {
+        this.set(features.stats.togglesQuarantined);
+      },
+    });
+    new Counter({
+      name: 'flags_proxy_usage_reports_refused_total',
+      help: "The proxy's own usage reports the upstream refused (4xx); their counts were dropped and reporting went on",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(features.stats.usageReportsRefused);
       },
     });
     this.requestSeries = new RequestSeries(

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 
 /**
- * Every field of the client API's definitions that `unleash-client` 6 reads while evaluating, with
- * the types it needs. Anything the SDK would throw on, or evaluate to nonsense, is refused; fields it
- * does not read pass through untouched (objects are loose), and `null` is accepted wherever the SDK
- * treats it as "absent". Unknown constraint operators and strategy names are allowed: the SDK fails
- * them closed (constraint false, strategy skipped), which keeps a newer upstream usable.
+ * The documented shape of the client API's definitions (the OpenAPI description of
+ * `/proxy/client/features`): every field `unleash-client` 6 reads while evaluating, with the types
+ * the client API gives them. It documents; it does not decide what is accepted. The SDK is the
+ * arbiter of what definitions mean: `definitions-document.ts` refuses only what is no definitions
+ * document, and `toggle-faults.ts` quarantines a toggle whose shape would make evaluation throw.
  */
 
 /** Operators that read `values` (a list of strings; the SDK calls `.filter`/`.trim` on it). */
@@ -201,59 +201,3 @@ export const clientFeaturesSchema = z
       ),
     );
   });
-
-/** Where a refused answer went wrong: the toggle (or segment) and the field inside it. */
-export interface DefinitionsProblem {
-  /** Name of the toggle at fault, when the problem is inside one that has a string name. */
-  toggle: string | undefined;
-  /** Id of the segment at fault, when the problem is inside a segment. */
-  segment: number | undefined;
-  /** The field, relative to the toggle or segment (or to the answer), e.g. `strategies[0].parameters.rollout`. */
-  path: string;
-  problem: string;
-  /** One line naming all of the above. */
-  message: string;
-}
-
-function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const key of path) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else out += out === '' ? String(key) : `.${String(key)}`;
-  }
-  return out;
-}
-
-/** Names the text of an upstream string for a log line, escaped and cut short. */
-const quote = (text: string) => JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text);
-
-/** Describes the first problem of a refused answer. */
-export function describeDefinitionsProblem(response: unknown, error: z.ZodError): DefinitionsProblem {
-  const issue = error.issues[0];
-  const [top, index, ...rest] = issue.path;
-  const list = (response as Record<string, unknown> | null)?.[typeof top === 'string' ? top : ''];
-  const item: unknown = Array.isArray(list) && typeof index === 'number' ? list[index] : undefined;
-  const itemField = (field: string): unknown =>
-    typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[field] : undefined;
-  const name = top === 'features' ? itemField('name') : undefined;
-  const id = top === 'segments' ? itemField('id') : undefined;
-  const toggle = typeof name === 'string' ? name : undefined;
-  const segment = typeof id === 'number' ? id : undefined;
-  const inItem = (top === 'features' || top === 'segments') && typeof index === 'number';
-  const path = formatPath(inItem ? rest : issue.path) || (inItem ? '(the whole entry)' : '(the answer)');
-  const where =
-    toggle !== undefined
-      ? `toggle ${quote(toggle)}`
-      : segment !== undefined
-        ? `segment ${segment}`
-        : inItem
-          ? `${top}[${index}]`
-          : 'answer';
-  return {
-    toggle,
-    segment,
-    path,
-    problem: issue.message,
-    message: `${where} at ${path}: ${issue.message}`,
-  };
-}

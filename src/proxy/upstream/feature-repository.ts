@@ -2,6 +2,7 @@ import type { ClientFeaturesResponse, Context } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
 import type { Segment } from 'unleash-client/lib/strategy/strategy';
+import type { ToggleFault } from './toggle-faults';
 
 export interface EvaluatedVariant {
   name: string;
@@ -55,8 +56,12 @@ export interface UpstreamStats {
   lastFetch: number;
   /** Number of failed or rejected fetches since start. */
   fetchErrors: number;
-  /** Number of definitions sets refused as malformed since start (the last good ones stayed in use). */
+  /** Number of answers refused as a whole since start: not a definitions document (the last good ones stayed in use). */
   definitionsRefused: number;
+  /** Toggles of the current revision that are quarantined (answered disabled without evaluating). */
+  togglesQuarantined: number;
+  /** Usage reports of the proxy's own that the upstream refused (their counts were dropped). */
+  usageReportsRefused: number;
 }
 
 /**
@@ -71,6 +76,13 @@ export interface FeatureRepository {
   /** Every known toggle, sorted by name; the same array until the revision changes. */
   toggles(): readonly FeatureInterface[];
   toggle(name: string): FeatureInterface | undefined;
+  /**
+   * Why a toggle of the current revision is quarantined: its shape would make the SDK throw, so it
+   * is answered disabled without evaluating (see `toggle-faults.ts`); undefined for every other name.
+   */
+  fault(name: string): ToggleFault | undefined;
+  /** True for a toggle the SDK evaluates but whose types the proxy's own analysis does not rely on. */
+  isIrregular(name: string): boolean;
   segments(): Segment[];
   /** Client-API response of the current definitions, for server-side SDKs reading through the proxy. */
   clientFeatures(): ClientFeaturesResponse;

@@ -1,11 +1,8 @@
 import type { ApiResponse, ClientFeaturesResponse } from 'unleash-client/lib/feature';
 import Repository, { type RepositoryOptions } from 'unleash-client/lib/repository';
 import type { StorageProvider } from 'unleash-client/lib/repository/storage-provider';
-import {
-  clientFeaturesSchema,
-  describeDefinitionsProblem,
-  type DefinitionsProblem,
-} from './definitions-schema';
+import { checkDocument, onlyProject } from './definitions-document';
+import { keepNamesAsData } from './sdk-internals';
 
 const REJECTED = /responded (401|403)\b/;
 const MAX_RETRY_MS = 60_000;
@@ -18,24 +15,19 @@ export interface GuardedRepositoryOptions extends RepositoryOptions {
   /** Called when the upstream rejects the token (401/403); the repository retries by itself. */
   onRejected: (status: number, retryInMs: number) => void;
   /**
-   * Called for every refused definitions set (from the upstream, a bootstrap or a stored backup);
-   * the last good definitions stay in use. `problem.message` names the toggle and the field.
+   * Called for every answer refused as a whole because it is not a definitions document (from the
+   * upstream, a bootstrap or a stored backup); the last good definitions stay in use.
    */
-  onRefused: (problem: DefinitionsProblem) => void;
+  onRefused: (reason: string) => void;
+  /** Called with the entries of an accepted answer that the SDK could not store (dropped alone). */
+  onDropped: (entries: readonly string[], source: string) => void;
 }
 
-/** Why an answer in the delta format is refused: the proxy polls for full answers only. */
-const DELTA_REFUSED: DefinitionsProblem = {
-  toggle: undefined,
-  segment: undefined,
-  path: 'events',
-  problem: 'a delta answer, where the proxy polls for full answers only',
-  message: 'answer at events: a delta answer, where the proxy polls for full answers only',
-};
-
 /**
- * The SDK's repository, hardened: a malformed upstream answer never replaces good definitions, and a
- * 401/403 (after which the SDK would stop polling for good) is retried with backoff.
+ * The SDK's repository, hardened: an answer that is not a definitions document never replaces good
+ * definitions, entries the SDK cannot store are dropped alone, every flag name is data (its toggle
+ * map has no prototype), and a 401/403 (after which the SDK would stop polling for good) is retried
+ * with backoff.
  */
 export class GuardedRepository extends Repository {
   private rejections = 0;
@@ -44,6 +36,7 @@ export class GuardedRepository extends Repository {
 
   constructor(private readonly guardOptions: GuardedRepositoryOptions) {
     super({ ...guardOptions, storageProvider: validatedStorage(guardOptions) });
+    keepNamesAsData(this);
     keepPolling(this);
     this.on('error', (err: unknown) => {
       const match = err instanceof Error ? REJECTED.exec(err.message) : null;
@@ -55,22 +48,19 @@ export class GuardedRepository extends Repository {
   }
 
   override async save(response: ApiResponse, fromApi: boolean): Promise<void> {
-    const problem = refusal(response);
-    if (problem) {
+    const checked = checkDocument(response);
+    if ('refused' in checked) {
       // Poll again for the whole answer instead of being told "not modified" about a refused one.
       this.etag = undefined;
-      this.guardOptions.onRefused(problem);
+      this.guardOptions.onRefused(`${fromApi ? 'upstream answer' : 'bootstrap'}: ${checked.refused}`);
       return;
     }
+    if (checked.dropped.length > 0)
+      this.guardOptions.onDropped(checked.dropped, fromApi ? 'upstream answer' : 'bootstrap');
     const project = this.guardOptions.project;
-    if (project !== undefined && response.type === 'full') {
-      response = {
-        ...response,
-        features: response.features.filter((f) => f.project === undefined || f.project === project),
-      };
-    }
+    const accepted = project === undefined ? checked.accepted : onlyProject(checked.accepted, project);
     this.rejections = 0;
-    await super.save(response, fromApi);
+    await super.save(accepted, fromApi);
     this.guardOptions.onDefinitions(fromApi);
   }
 
@@ -96,15 +86,8 @@ export class GuardedRepository extends Repository {
   }
 }
 
-/** The first problem of an answer, or undefined when it may replace the last good definitions. */
-function refusal(response: ApiResponse): DefinitionsProblem | undefined {
-  if (response.type !== 'full') return DELTA_REFUSED;
-  const parsed = clientFeaturesSchema.safeParse(response);
-  return parsed.success ? undefined : describeDefinitionsProblem(response, parsed.error);
-}
-
 /**
- * The configured storage, whose stored definitions go through the same validation: the SDK loads a
+ * The configured storage, whose stored definitions go through the same checks: the SDK loads a
  * backup straight into its toggles, without `save`.
  */
 function validatedStorage(options: GuardedRepositoryOptions): StorageProvider<ClientFeaturesResponse> {
@@ -114,10 +97,15 @@ function validatedStorage(options: GuardedRepositoryOptions): StorageProvider<Cl
     get: async (key) => {
       const content = await storage.get(key);
       if (content === undefined) return undefined;
-      const problem = refusal({ ...content, type: 'full' });
-      if (!problem) return content;
-      options.onRefused({ ...problem, message: `stored backup: ${problem.message}` });
-      return undefined;
+      const checked = checkDocument({ ...content, type: 'full' });
+      if ('refused' in checked) {
+        options.onRefused(`stored backup: ${checked.refused}`);
+        return undefined;
+      }
+      if (checked.dropped.length > 0) options.onDropped(checked.dropped, 'stored backup');
+      const accepted =
+        options.project === undefined ? checked.accepted : onlyProject(checked.accepted, options.project);
+      return accepted as ClientFeaturesResponse;
     },
   };
 }

@@ -12,7 +12,14 @@ import type { Logger } from '../../common/logging/logger';
 import type { ProxyConfig } from '../config/types';
 import type { SdkVariant, FastEvaluation, FeatureRepository, UpstreamStats } from './feature-repository';
 import { GuardedRepository } from './guarded-repository';
-import { DecidingStrategy, ProxyUnleash, usageBucket, type SdkMetrics } from './sdk-internals';
+import {
+  DecidingStrategy,
+  ProxyUnleash,
+  usageBucket,
+  warnNamesAsData,
+  type SdkMetrics,
+} from './sdk-internals';
+import { findFaults, NO_FAULTS, type DefinitionsFaults, type ToggleFault } from './toggle-faults';
 import { resolveVariant } from './sdk-variant';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
@@ -25,6 +32,9 @@ export interface UnleashRepositoryOptions {
   backup?: DefinitionsBackup;
 }
 
+/** Problems named one by one in a log line (per answer or revision); the rest are counted. */
+const MAX_NAMED_PROBLEMS = 20;
+
 /** Exactly one trailing slash: the SDK resolves `client/features` against it. */
 function cleanUrl(url: string): string {
   return `${url.replace(/\/+$/, '')}/`;
@@ -33,7 +43,14 @@ function cleanUrl(url: string): string {
 /** The one adapter around `unleash-client`: it fetches, refreshes and evaluates. */
 export class UnleashFeatureRepository implements FeatureRepository {
   revision = 0;
-  readonly stats: UpstreamStats = { lastUpdate: 0, lastFetch: 0, fetchErrors: 0, definitionsRefused: 0 };
+  readonly stats: UpstreamStats = {
+    lastUpdate: 0,
+    lastFetch: 0,
+    fetchErrors: 0,
+    definitionsRefused: 0,
+    togglesQuarantined: 0,
+    usageReportsRefused: 0,
+  };
   private readonly unleash: ProxyUnleash;
   private readonly staticContext: Context;
   private readonly customStrategies: readonly Strategy[];
@@ -51,6 +68,10 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private sortedRevision = -1;
   private readonly strategyErrors: RateLimitedLog;
   private readonly upstreamWarnings: RateLimitedLog;
+  private faults: DefinitionsFaults = NO_FAULTS;
+  private faultsRevision = -1;
+  private namedFaults = new Set<string>();
+  private closing = false;
 
   constructor({ config, strategies, httpOptions, backup }: UnleashRepositoryOptions) {
     this.logger = config.logger;
@@ -86,11 +107,20 @@ export class UnleashFeatureRepository implements FeatureRepository {
       onDefinitions: (fromApi) => {
         if (fromApi) backup?.save(this.clientFeatures());
       },
-      onRefused: (problem) => {
+      onRefused: (reason) => {
         this.stats.definitionsRefused += 1;
         this.upstreamWarnings.error(
-          `upstream definitions refused, keeping the last good ones: ${problem.message}`,
-          problem.message,
+          `definitions refused (not a definitions document), keeping the last good ones: ${reason}`,
+          reason,
+        );
+      },
+      onDropped: (entries, source) => {
+        const shown = entries.slice(0, MAX_NAMED_PROBLEMS).join('; ');
+        const more =
+          entries.length > MAX_NAMED_PROBLEMS ? ` and ${entries.length - MAX_NAMED_PROBLEMS} more` : '';
+        this.upstreamWarnings.warn(
+          `${source}: entries the SDK cannot store were dropped: ${shown}${more}`,
+          shown,
         );
       },
       onRejected: (status, retryInMs) => {
@@ -117,9 +147,21 @@ export class UnleashFeatureRepository implements FeatureRepository {
       skipInstanceCountWarning: true,
     });
     // Batched counts reach the bucket before the SDK reads it: on its timer, on flush and on close.
-    this.metrics = usageBucket(this.unleash, () => {
-      for (const listener of this.usageListeners) listener();
+    this.metrics = usageBucket(this.unleash, {
+      beforeSend: () => {
+        for (const listener of this.usageListeners) listener();
+      },
+      isClosing: () => this.closing,
+      onRefused: (status) => {
+        this.stats.usageReportsRefused += 1;
+        const what = status === undefined ? 'a 4xx' : `HTTP ${status}`;
+        this.upstreamWarnings.warn(
+          `upstream refused the proxy's usage report (${what}); its counts are dropped and the next interval reports again`,
+          `usage-refused-${what}`,
+        );
+      },
     });
+    warnNamesAsData(this.unleash);
     this.deciding = new DecidingStrategy(this.unleash);
     this.fastEvaluation = this.createFastEvaluation();
     this.readyPromise = new Promise((resolve) => {
@@ -158,7 +200,44 @@ export class UnleashFeatureRepository implements FeatureRepository {
 
   private bump(): void {
     this.revision += 1;
+    this.checkFaults();
     for (const listener of this.listeners) listener();
+  }
+
+  /** Finds the revision's quarantined and irregular toggles, and names the quarantined ones once. */
+  private checkFaults(): void {
+    const faults = findFaults(
+      this.toggles(),
+      (name) => !this.customStrategies.some((s) => s.name === name),
+      (id) => this.repository.getSegment(id),
+    );
+    this.faults = faults;
+    this.faultsRevision = this.revision;
+    this.stats.togglesQuarantined = faults.quarantined.size;
+    // Named once: a fault already named for the revision before (the same toggle, the same field) is not repeated.
+    const before = this.namedFaults;
+    this.namedFaults = new Set([...faults.quarantined.values()].map((f) => f.message));
+    const fresh = [...faults.quarantined.values()].filter((f) => !before.has(f.message));
+    for (const fault of fresh.slice(0, MAX_NAMED_PROBLEMS)) {
+      this.logger.error(
+        `quarantined: ${fault.message}; it is answered disabled until the upstream changes it`,
+      );
+    }
+    if (fresh.length > MAX_NAMED_PROBLEMS)
+      this.logger.error(`quarantined: ${fresh.length - MAX_NAMED_PROBLEMS} more toggles of this revision`);
+  }
+
+  private currentFaults(): DefinitionsFaults {
+    if (this.faultsRevision !== this.revision) this.checkFaults();
+    return this.faults;
+  }
+
+  fault(name: string): ToggleFault | undefined {
+    return this.currentFaults().quarantined.get(name);
+  }
+
+  isIrregular(name: string): boolean {
+    return this.currentFaults().irregular.has(name);
   }
 
   isReady(): boolean {
@@ -185,8 +264,14 @@ export class UnleashFeatureRepository implements FeatureRepository {
 
   segments(): Segment[] {
     const ids = new Set<number>();
+    // any shape the SDK accepts (a strategy may be null, segments may be anything)
     for (const feature of this.toggles()) {
-      for (const strategy of feature.strategies ?? []) for (const id of strategy.segments ?? []) ids.add(id);
+      const strategies: unknown = feature.strategies;
+      if (!Array.isArray(strategies)) continue;
+      for (const strategy of strategies as unknown[]) {
+        const used: unknown = (strategy as { segments?: unknown } | null)?.segments;
+        if (Array.isArray(used)) for (const id of used as unknown[]) if (typeof id === 'number') ids.add(id);
+      }
     }
     return [...ids].map((id) => this.repository.getSegment(id)).filter((s): s is Segment => s !== undefined);
   }
@@ -196,6 +281,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
   }
 
   evaluate(name: string, context: Context): SdkVariant | undefined {
+    if (this.fault(name)) return undefined;
     try {
       return this.unleash.getVariant(name, context);
     } catch (err) {
@@ -261,6 +347,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     this.listeners.clear();
     this.repository.stop();
     await this.unleash.destroyWithFlush().catch(() => undefined);
