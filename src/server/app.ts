@@ -9,6 +9,7 @@ import { parseServerConfig } from './config/parse-config';
 import type { FlagServerOptions, ServerConfig } from './config/types';
 import { FeatureSource } from './features/feature-source';
 import { healthRouter } from './health/router';
+import { rejectMalformedPath } from './http/reject-malformed-path';
 import { PgRoleStore, type RoleStore } from './roles/role-store';
 import { rolesRouter } from './roles/router';
 import type { Db } from './storage/db';
@@ -61,6 +62,7 @@ export async function createFlagServer(
     const app = express();
     app.disable('x-powered-by');
     app.set('etag', false);
+    app.use(rejectMalformedPath);
     app.use(healthRouter(db));
     app.use(
       '/api/client',
