@@ -56,6 +56,11 @@ export async function createFlagServer(
       tokens: new PgTokenStore(db),
       clients: new PgClientStore(db),
     };
+    for (const name of await stores.roles.fillNameKeys()) {
+      logger.warn('a role name looks like the name of an older role; it cannot be found by name', {
+        role: name,
+      });
+    }
     await seedTokens(stores.tokens, stores.roles, config.clientTokens, config.adminTokens);
     features = await FeatureSource.open(config.featuresFile, logger, config.featuresWatchInterval);
 
