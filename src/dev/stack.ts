@@ -11,6 +11,12 @@ type Env = Record<string, string | undefined>;
 export const DEV_CLIENT_TOKEN = 'dev-client-token';
 export const DEV_ADMIN_TOKEN = 'dev-admin-token';
 export const DEV_CLIENT_KEY = 'dev-client-key';
+/**
+ * A frontend token in Unleash's format (every project, environment development). flags-server
+ * confirms it on `POST /edge/validate`; the proxy accepts it as a client key once it validates
+ * unknown keys against flags-server's /edge/validate.
+ */
+export const DEV_FRONTEND_TOKEN = '*:development.dev-frontend-token';
 
 /** Milliseconds between the proxy's polls of the flag server in the local stack. */
 export const DEV_REFRESH_INTERVAL = 1000;
@@ -77,6 +83,7 @@ export async function startDevStack(
     {
       clientTokens: [DEV_CLIENT_TOKEN],
       adminTokens: [DEV_ADMIN_TOKEN],
+      frontendTokens: [DEV_FRONTEND_TOKEN],
       ...options.server,
     },
     { ...env, PORT: undefined },
@@ -167,6 +174,8 @@ export function devStackBanner(stack: DevStack, roleName: string = exampleRoleNa
     `  client key     ${DEV_CLIENT_KEY}   (frontend SDKs -> proxy)`,
     `  admin token    ${DEV_ADMIN_TOKEN}  (admin API of flags-server)`,
     `  client token   ${DEV_CLIENT_TOKEN} (proxy and server-side SDKs -> flags-server)`,
+    `  frontend token ${DEV_FRONTEND_TOKEN} (scoped: every project, environment development;`,
+    `                 validated against flags-server's /edge/validate)`,
     `  features file  ${stack.flagServer.flagServer.config.featuresFile} (edits reach the proxy within ~2 s)`,
     `  data           ${describeStorage(stack)}`,
     '',
@@ -177,6 +186,9 @@ export function devStackBanner(stack: DevStack, roleName: string = exampleRoleNa
     `  curl -X POST -H 'Authorization: ${DEV_ADMIN_TOKEN}' -H 'Content-Type: application/json' -d '${roleBody}' ${stack.serverUrl}/api/admin/roles`,
     'List roles:',
     `  curl -H 'Authorization: ${DEV_ADMIN_TOKEN}' ${stack.serverUrl}/api/admin/roles`,
+    '',
+    'Check the scoped frontend token (type, environment, projects) as the proxy does:',
+    `  curl -X POST -H 'Content-Type: application/json' -d '${JSON.stringify({ tokens: [DEV_FRONTEND_TOKEN] })}' ${stack.serverUrl}/edge/validate`,
     '',
   ];
   if (!stack.ready) {

@@ -1,5 +1,6 @@
 import express from 'express';
 import { errorMiddleware, notFoundHandler } from '../common/http/error-middleware';
+import { apiTokensRouter } from './api-tokens/router';
 import { requireToken } from './auth/authenticate';
 import { seedTokens } from './auth/seed-tokens';
 import { PgTokenStore, type TokenStore } from './auth/token-store';
@@ -7,8 +8,10 @@ import { clientApiRouter } from './client-api/router';
 import { PgClientStore, type ClientStore } from './client-metrics/client-store';
 import { parseServerConfig } from './config/parse-config';
 import type { FlagServerOptions, ServerConfig } from './config/types';
+import { edgeRouter } from './edge/router';
 import { FeatureSource } from './features/feature-source';
 import { healthRouter } from './health/router';
+import { rejectMalformedPath } from './http/reject-malformed-path';
 import { PgRoleStore, type RoleStore } from './roles/role-store';
 import { rolesRouter } from './roles/router';
 import type { Db } from './storage/db';
@@ -55,21 +58,40 @@ export async function createFlagServer(
       tokens: new PgTokenStore(db),
       clients: new PgClientStore(db),
     };
-    await seedTokens(stores.tokens, stores.roles, config.clientTokens, config.adminTokens);
+    for (const name of await stores.roles.fillNameKeys()) {
+      logger.warn('a role name looks like the name of an older role; it cannot be found by name', {
+        role: name,
+      });
+    }
+    await seedTokens(
+      stores.tokens,
+      stores.roles,
+      config.clientTokens,
+      config.adminTokens,
+      config.frontendTokens,
+    );
     features = await FeatureSource.open(config.featuresFile, logger, config.featuresWatchInterval);
 
     const app = express();
     app.disable('x-powered-by');
     app.set('etag', false);
+    app.use(rejectMalformedPath);
     app.use(healthRouter(db));
     app.use(
       '/api/client',
       clientApiRouter({ tokens: stores.tokens, features, clients: stores.clients, bodyLimit: BODY_LIMIT }),
     );
+    app.use(edgeRouter({ tokens: stores.tokens, bodyLimit: BODY_LIMIT }));
     app.use(
       '/api/admin',
       requireToken(stores.tokens, 'admin'),
       rolesRouter({ roles: stores.roles, environments: config.environments, bodyLimit: BODY_LIMIT }),
+      apiTokensRouter({
+        tokens: stores.tokens,
+        roles: stores.roles,
+        environments: config.environments,
+        bodyLimit: BODY_LIMIT,
+      }),
     );
     app.use(notFoundHandler);
     app.use(errorMiddleware(logger));

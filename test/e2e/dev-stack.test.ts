@@ -7,6 +7,7 @@ import {
   DEV_ADMIN_TOKEN,
   DEV_CLIENT_KEY,
   DEV_CLIENT_TOKEN,
+  DEV_FRONTEND_TOKEN,
   devStackBanner,
   startDevStack,
   type DevStack,
@@ -68,13 +69,14 @@ describe('npm run dev stack', () => {
       .split('\n')
       .filter((l) => l.trim().startsWith('curl '))
       .map(parseCurl);
-    expect(curls).toHaveLength(3);
+    expect(curls).toHaveLength(4);
     expect(banner).toContain(DEV_CLIENT_KEY);
+    expect(banner).toContain(DEV_FRONTEND_TOKEN);
     expect(banner).toContain(DEV_ADMIN_TOKEN);
     expect(banner).toContain(`${stack.proxyUrl}/proxy`);
     expect(banner).toContain(stack.serverUrl);
 
-    const [evaluate, createRole, listRoles] = curls;
+    const [evaluate, createRole, listRoles, validateToken] = curls;
     expect(evaluate.headers).toEqual({ Authorization: DEV_CLIENT_KEY });
     const flags = await run(evaluate);
     expect(flags.status).toBe(200);
@@ -103,6 +105,17 @@ describe('npm run dev stack', () => {
     expect((listed.body as { roles: Array<{ name: string }> }).roles.map((r) => r.name)).toContain(
       'qa-reviewer-test',
     );
+
+    expect(validateToken.url).toBe(`${stack.serverUrl}/edge/validate`);
+    expect(validateToken.headers.Authorization).toBeUndefined();
+    expect(await run(validateToken)).toEqual({
+      status: 200,
+      body: {
+        tokens: [
+          { token: DEV_FRONTEND_TOKEN, type: 'frontend', environment: 'development', projects: ['*'] },
+        ],
+      },
+    });
   });
 
   it('the proxy polls the flag server with the dev client token', async () => {

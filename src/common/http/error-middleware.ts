@@ -11,6 +11,7 @@ import {
   ValidationError,
 } from '../errors/http-errors';
 import type { Logger } from '../logging/logger';
+import { RateLimitedLog } from '../logging/rate-limited-log';
 
 /**
  * Writes the standard error body with Node's response API: used by the error middleware, and by
@@ -64,8 +65,36 @@ function fromBodyParser(err: BodyParserError): HttpError | undefined {
   }
 }
 
+/** The HTTP status an error of Express, its router or body-parser carries (`status`/`statusCode`). */
+function statusOf(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const { status, statusCode } = err as { status?: unknown; statusCode?: unknown };
+  const value = typeof status === 'number' ? status : statusCode;
+  return typeof value === 'number' ? value : undefined;
+}
+
+/**
+ * A client's mistake that Express or body-parser reports with a 4xx status (a bad percent-escape in
+ * the path, a compressed body that does not inflate, …), or a URIError of decodeURIComponent: a
+ * 400 naming what was wrong, never a 500.
+ */
+function fromClientMistake(err: unknown): HttpError | undefined {
+  const status = statusOf(err);
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof URIError)
+    return new ValidationError(`Malformed percent-encoding in the request: ${message}`);
+  if (status === undefined || status < 400 || status > 499) return undefined;
+  if (status === 413) return new PayloadTooLarge(`Request body is too large: ${message}`);
+  if (status === 415) return new ContentTypeError(`Unsupported request body encoding: ${message}`);
+  return new ValidationError(`Malformed request: ${message}`);
+}
+
+/** At most one error-level line per cause and minute; the others go to debug with their error id. */
+const ERROR_LOG_WINDOW_MS = 60_000;
+
 /** The one error middleware of an app; mount it last. */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  const errors = new RateLimitedLog(logger, ERROR_LOG_WINDOW_MS);
   return (err: unknown, req, res, next) => {
     if (res.headersSent) {
       next(err);
@@ -74,17 +103,22 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     let httpError: HttpError | undefined;
     if (err instanceof HttpError) httpError = err;
     else if (isBodyParserError(err)) httpError = fromBodyParser(err);
+    httpError ??= fromClientMistake(err);
     if (httpError) {
       sendError(res, httpError);
       return;
     }
     const body = sendError(res, new InternalError('Internal error; the error id is logged with its cause'));
-    logger.error('request failed', {
+    const fields = {
       errorId: body.id,
       method: req.method,
       path: req.path,
       error: err instanceof Error ? (err.stack ?? err.message) : String(err),
-    });
+    };
+    const cause = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    if (!errors.error('request failed', cause.slice(0, 200), fields)) {
+      logger.debug('request failed (error line rate-limited)', fields);
+    }
   };
 }
 

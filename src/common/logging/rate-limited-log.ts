@@ -13,24 +13,33 @@ export class RateLimitedLog {
     private readonly maxKeys = 1000,
   ) {}
 
-  warn(message: string, key: string): void {
-    this.log('warn', message, key);
+  /** Logs unless a line of this key was logged within the window; answers whether it logged. */
+  warn(message: string, key: string, fields?: Record<string, unknown>): boolean {
+    return this.log('warn', message, key, fields);
   }
 
-  error(message: string, key: string): void {
-    this.log('error', message, key);
+  error(message: string, key: string, fields?: Record<string, unknown>): boolean {
+    return this.log('error', message, key, fields);
   }
 
-  private log(level: 'warn' | 'error', message: string, key: string): void {
+  private log(
+    level: 'warn' | 'error',
+    message: string,
+    key: string,
+    fields?: Record<string, unknown>,
+  ): boolean {
     const now = Date.now();
     const entry = this.last.get(key);
     if (entry && now - entry.at < this.windowMs) {
       entry.suppressed += 1;
-      return;
+      return false;
     }
     if (!entry && this.last.size >= this.maxKeys) this.last.clear();
     const suppressed = entry?.suppressed ?? 0;
     this.last.set(key, { at: now, suppressed: 0 });
-    this.logger[level](suppressed > 0 ? `${message} (${suppressed} similar messages suppressed)` : message);
+    const line = suppressed > 0 ? `${message} (${suppressed} similar messages suppressed)` : message;
+    if (fields) this.logger[level](line, fields);
+    else this.logger[level](line);
+    return true;
   }
 }

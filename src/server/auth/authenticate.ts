@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { AuthenticationRequired, NoAccessError } from '../../common/errors/http-errors';
 import { ADMIN } from '../roles/permissions';
 import type { RoleStore } from '../roles/role-store';
-import type { ApiTokenInfo, TokenStore, TokenType } from './token-store';
+import type { ApiTokenInfo, TokenStore } from './token-store';
 
 /** The secret of `Authorization: <token>` or `Authorization: Bearer <token>`. */
 export function presentedToken(req: Request): string | undefined {
@@ -17,13 +17,16 @@ export function tokenOf(res: Response): ApiTokenInfo {
   return res.locals.apiToken as ApiTokenInfo;
 }
 
-const WHERE: Record<TokenType, string> = {
+/** The token types an API of flags-server asks for (frontend tokens are for the proxy). */
+export type RequiredTokenType = 'client' | 'admin';
+
+const WHERE: Record<RequiredTokenType, string> = {
   client: 'the client API (/api/client)',
   admin: 'the admin API (/api/admin)',
 };
 
 /** 401 without a known token, 403 for a token of the other type. Runs before any body is parsed. */
-export function requireToken(tokens: TokenStore, type: TokenType): RequestHandler {
+export function requireToken(tokens: TokenStore, type: RequiredTokenType): RequestHandler {
   return async (req, res, next) => {
     const secret = presentedToken(req);
     if (secret === undefined) {

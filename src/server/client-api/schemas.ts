@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { dataRecord } from '../http/data-record';
 
 /** A time as an ISO 8601 string or epoch milliseconds, as SDKs send it. */
 const instant = z.union([
@@ -27,10 +28,13 @@ export const registerSchema = z.object({
 export const toggleCountsSchema = z.object({
   yes: count,
   no: count,
-  variants: z.record(z.string(), count).optional(),
+  variants: dataRecord(z.string(), count).optional(),
 });
 
-/** `POST /api/client/metrics`: one bucket of usage counts from one SDK instance. */
+/**
+ * `POST /api/client/metrics`: one bucket of usage counts from one SDK instance. Toggle and variant
+ * names are data: `__proto__`, `constructor`, … are kept like any other name (see data-record.ts).
+ */
 export const metricsSchema = z
   .object({
     appName: nonEmpty,
@@ -38,7 +42,7 @@ export const metricsSchema = z
     bucket: z.object({
       start: instant,
       stop: instant,
-      toggles: z.record(z.string().min(1), toggleCountsSchema),
+      toggles: dataRecord(z.string().min(1, 'a toggle name must not be empty'), toggleCountsSchema),
     }),
   })
   .superRefine((m, ctx) => {

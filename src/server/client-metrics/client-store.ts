@@ -1,3 +1,4 @@
+import { nameMap } from '../http/data-record';
 import type { Db } from '../storage/db';
 
 export interface ClientRegistration {
@@ -9,6 +10,7 @@ export interface ClientRegistration {
   interval?: number;
 }
 
+/** Names (toggles, variants) are keys of null-prototype objects: `__proto__` is a name like any other. */
 export interface ToggleCounts {
   yes: number;
   no: number;
@@ -155,15 +157,18 @@ export class PgClientStore implements ClientStore {
     return rows.map((r) => {
       const raw =
         typeof r.variants === 'string'
-          ? (JSON.parse(r.variants) as Record<string, number>)
+          ? (JSON.parse(r.variants) as Record<string, number | string>)
           : (r.variants ?? {});
+      // JSON.parse keeps a `__proto__` key as an own property; copied into a null-prototype object.
+      const variants = nameMap<number>();
+      for (const [name, count] of Object.entries(raw)) variants[name] = Number(count);
       return {
         featureName: r.feature_name,
         appName: r.app_name,
         hour: new Date(r.hour),
         yes: Number(r.yes),
         no: Number(r.no),
-        variants: Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Number(v)])),
+        variants,
       };
     });
   }

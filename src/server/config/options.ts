@@ -4,6 +4,7 @@ import { envExampleLines, optionsMarkdownTable } from '../../common/config/markd
 import { loggingOptions } from '../../common/config/logging-options';
 import type { OptionSpec } from '../../common/config/resolve';
 import { adminTokens } from '../auth/admin-tokens';
+import { tokenScope } from '../auth/token-format';
 import { packageRoot } from '../storage/package-root';
 
 const postgresUrl: p.Parser<string> = (value) => {
@@ -34,6 +35,16 @@ const environmentList: p.Parser<string[]> = (value) => {
   if (bad !== undefined)
     throw new p.ParseError(`environment names use letters, digits, _ . and - (got "${bad}")`);
   return [...new Set(items)];
+};
+
+const unleashTokenList: p.Parser<string[]> = (value) => {
+  const items = p.list(value);
+  if (items.some((t) => tokenScope(t) === undefined)) {
+    throw new p.ParseError(
+      'each token must look like <project>:<environment>.<secret>, e.g. *:development.abc123',
+    );
+  }
+  return items;
 };
 
 /** The example flags shipped with the package; the default features file. */
@@ -103,6 +114,15 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     defaultDoc: '(none)',
     secret: true,
     doc: 'Comma-separated client tokens accepted on `/api/client/*` (SDKs, the proxy)',
+  },
+  {
+    key: 'frontendTokens',
+    env: ['FLAGS_SERVER_FRONTEND_TOKENS'],
+    parse: unleashTokenList,
+    default: [],
+    defaultDoc: '(none)',
+    secret: true,
+    doc: "Comma-separated frontend tokens in Unleash's format `<project>:<environment>.<secret>` (`*` for every project), confirmed by `POST /edge/validate`",
   },
   {
     key: 'adminTokens',

@@ -18,10 +18,15 @@ export function parseServerConfig(options: FlagServerOptions = {}, env: Env = pr
 
   const clientTokens = get<string[]>('clientTokens');
   const admin = get<AdminTokenSpec[] | undefined>('adminTokens') ?? [];
+  const frontendTokens = get<string[]>('frontendTokens');
   const clash = admin.find((a) => clientTokens.includes(a.token));
   if (clash)
     problems.push(
       'A token is listed both in FLAGS_SERVER_CLIENT_TOKENS and FLAGS_SERVER_ADMIN_TOKENS; use distinct tokens',
+    );
+  if (frontendTokens.some((t) => clientTokens.includes(t) || admin.some((a) => a.token === t)))
+    problems.push(
+      'A token is listed both in FLAGS_SERVER_FRONTEND_TOKENS and another token list; use distinct tokens',
     );
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -40,6 +45,7 @@ export function parseServerConfig(options: FlagServerOptions = {}, env: Env = pr
     featuresWatchInterval: get<number>('featuresWatchInterval'),
     environments: get<string[]>('environments'),
     clientTokens: [...new Set(clientTokens)],
+    frontendTokens: [...new Set(frontendTokens)],
     adminTokens: admin,
     logger,
     logLevel,

@@ -12,6 +12,8 @@ export interface FlagServerOptions {
   featuresWatchInterval?: number;
   environments?: string[] | string;
   clientTokens?: string[] | string;
+  /** Frontend tokens in Unleash's format `<project>:<environment>.<secret>`. */
+  frontendTokens?: string[] | string;
   adminTokens?: Array<string | AdminTokenSpec> | string;
   logger?: Logger;
   logLevel?: LogLevel;
@@ -29,6 +31,7 @@ export interface ServerConfig {
   featuresWatchInterval: number;
   environments: string[];
   clientTokens: string[];
+  frontendTokens: string[];
   adminTokens: AdminTokenSpec[];
   logger: Logger;
   logLevel: LogLevel;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { dataRecord, nameMap } from '../http/data-record';
 
 /**
  * The features file: flag definitions in the client-API format that `unleash-client` and the proxy
@@ -124,7 +125,7 @@ export const variantSchema = z.looseObject({
 export const strategySchema = z
   .looseObject({
     name,
-    parameters: z.record(z.string(), z.string()).default({}),
+    parameters: dataRecord(z.string(), z.string()).default(() => nameMap<string>()),
     constraints: z.array(constraintSchema).default([]),
     segments: z.array(z.number().int()).optional(),
     variants: z.array(variantSchema).optional(),

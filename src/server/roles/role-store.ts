@@ -1,5 +1,6 @@
 import { NameExistsError } from '../../common/errors/http-errors';
 import { sqlState, type Db } from '../storage/db';
+import { roleNameKey } from './name-key';
 
 export type RoleType = 'root' | 'root-custom' | 'project' | 'custom';
 
@@ -26,12 +27,20 @@ export interface NewRole {
 }
 
 export interface RoleStore {
-  /** Creates a role with its permissions; throws NameExistsError when the name exists (any case, trimmed). */
+  /**
+   * Creates a role with its permissions; throws NameExistsError when a role with the same name key
+   * exists (see name-key.ts: case, look-alike characters and blanks ignored).
+   */
   create(role: NewRole): Promise<Role>;
   get(id: number): Promise<Role | undefined>;
   getByName(name: string): Promise<Role | undefined>;
   list(): Promise<Role[]>;
   permissionsOf(roleId: number): Promise<RolePermission[]>;
+  /**
+   * Gives roles stored before name keys existed their key; answers the names whose key another role
+   * already holds (left without a key, so the older role keeps the name).
+   */
+  fillNameKeys(): Promise<string[]>;
 }
 
 interface RoleRow {
@@ -62,8 +71,8 @@ export class PgRoleStore implements RoleStore {
     try {
       return await this.db.transaction(async (tx) => {
         const [row] = await tx.query<RoleRow>(
-          `INSERT INTO roles (name, description, type) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
-          [role.name, role.description, role.type],
+          `INSERT INTO roles (name, name_key, description, type) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`,
+          [role.name, roleNameKey(role.name), role.description, role.type],
         );
         const created = toRole(row);
         if (role.permissions.length > 0) {
@@ -78,8 +87,10 @@ export class PgRoleStore implements RoleStore {
       });
     } catch (err) {
       if (sqlState(err) === '23505') {
+        const existing = await this.getByName(role.name);
+        const which = existing ? ` as role "${existing.name}" (id ${existing.id})` : '';
         throw new NameExistsError(
-          `A role named "${role.name}" already exists (names are compared ignoring case)`,
+          `A role named "${role.name}" already exists${which} (names are compared ignoring case, blanks and look-alike characters)`,
         );
       }
       throw err;
@@ -93,8 +104,10 @@ export class PgRoleStore implements RoleStore {
 
   async getByName(name: string): Promise<Role | undefined> {
     const rows = await this.db.query<RoleRow>(
-      `SELECT ${COLUMNS} FROM roles WHERE lower(btrim(name)) = lower(btrim($1))`,
-      [name],
+      `SELECT ${COLUMNS} FROM roles
+       WHERE name_key = $1 OR (name_key IS NULL AND lower(btrim(name)) = lower(btrim($2)))
+       ORDER BY id LIMIT 1`,
+      [roleNameKey(name), name],
     );
     return rows[0] && toRole(rows[0]);
   }
@@ -111,5 +124,27 @@ export class PgRoleStore implements RoleStore {
     return rows.map((r) =>
       r.environment === '' ? { name: r.permission } : { name: r.permission, environment: r.environment },
     );
+  }
+
+  async fillNameKeys(): Promise<string[]> {
+    const rows = await this.db.query<{ id: number; name: string }>(
+      'SELECT id, name FROM roles WHERE name_key IS NULL ORDER BY id',
+    );
+    const clashes: string[] = [];
+    for (const row of rows) {
+      let updated: { id: number } | undefined;
+      try {
+        [updated] = await this.db.query<{ id: number }>(
+          `UPDATE roles SET name_key = $2 WHERE id = $1
+             AND NOT EXISTS (SELECT 1 FROM roles r WHERE r.name_key = $2 AND r.id <> $1) RETURNING id`,
+          [row.id, roleNameKey(row.name)],
+        );
+      } catch (err) {
+        // Another server starting on the same database gave this key to another role first.
+        if (sqlState(err) !== '23505') throw err;
+      }
+      if (!updated) clashes.push(row.name);
+    }
+    return clashes;
   }
 }
