@@ -138,6 +138,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     noProxy: get('noProxy'),
     maxBodySize: get('maxBodySize'),
     maxStreams: get('maxStreams'),
+    maxStoredDefinitionsBytes: get('maxStoredDefinitionsBytes'),
     streamHeartbeatInterval: get('streamHeartbeatInterval'),
     expBootstrap,
     expServerSideSdkConfig: { tokens: get('expServerSideSdkConfig.tokens') },
