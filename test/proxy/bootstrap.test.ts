@@ -1,10 +1,14 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http, { type IncomingHttpHeaders, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import type { ClientFeaturesResponse } from 'unleash-client';
 import type { StorageProvider } from 'unleash-client/lib/repository/storage-provider';
 import { createApp, type ProxyApp } from '../../src/proxy/app';
 import { silentLogger } from '../../src/common/logging/logger';
+import { capturingLogger } from '../support/logger';
 import { CLIENT_KEY, proxyFor, waitFor } from '../support/proxy';
 import { type FeaturesPayload, TestUpstream } from '../support/upstream';
 
@@ -207,5 +211,106 @@ describe('bootstrap and storage provider', () => {
     await upstreamFailed(app);
     expect(app.features.isReady()).toBe(false);
     await request(app).get('/proxy/health').expect(503);
+  });
+});
+
+describe('the size limit of a bootstrap source', () => {
+  const apps: ProxyApp[] = [];
+  let unreachable: string;
+  let big: Server;
+  let bigUrl: string;
+  let dir: string;
+  /** Definitions of about 20 KB: far above the 1,000-byte limit the tests set. */
+  const large = definitions(`large-${'x'.repeat(20_000)}`);
+
+  beforeAll(async () => {
+    unreachable = await closedPortUrl();
+    dir = mkdtempSync(path.join(tmpdir(), 'flags-bootstrap-'));
+    // `/sized` declares its length; `/chunked` does not, so only counting the body can stop it.
+    big = http.createServer((req, res) => {
+      const body = JSON.stringify(large);
+      if (req.url === '/sized')
+        return void res
+          .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+          .end(body);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      for (let i = 0; i < body.length; i += 1000) res.write(body.slice(i, i + 1000));
+      res.end();
+    });
+    await new Promise<void>((resolve) => big.listen(0, '127.0.0.1', resolve));
+    bigUrl = `http://127.0.0.1:${(big.address() as AddressInfo).port}`;
+  });
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+  });
+  afterAll(async () => {
+    big.closeAllConnections();
+    await new Promise<void>((resolve) => big.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function ignored(expBootstrap: { url?: string; filePath?: string }): Promise<string> {
+    const logger = capturingLogger();
+    const app = createApp(
+      {
+        flagsUrl: unreachable,
+        flagsApiToken: 'upstream-token',
+        clientKeys: [CLIENT_KEY],
+        refreshInterval: 60_000,
+        metricsInterval: 0,
+        logger,
+        expBootstrap,
+      },
+      { FLAGS_MAX_STORED_DEFINITIONS_BYTES: '1000' },
+    );
+    apps.push(app);
+    await waitFor(() => logger.lines.some((l) => l.msg.includes('unable to load bootstrap')), 15_000);
+    await waitFor(() => app.features.stats.fetchErrors > 0, 15_000);
+    expect(app.features.isReady()).toBe(false);
+    await request(app).get('/proxy').set('authorization', CLIENT_KEY).expect(503);
+    const line = logger.lines.find((l) => l.msg.includes('unable to load bootstrap'));
+    expect(line?.level).toBe('warn');
+    return line?.msg ?? '';
+  }
+
+  it('ignores, with a warning naming the limit, a bootstrap URL whose answer declares more bytes than the limit', async () => {
+    const msg = await ignored({ url: `${bigUrl}/sized` });
+    expect(msg).toMatch(
+      /is \d+ bytes, above maxStoredDefinitionsBytes \(FLAGS_MAX_STORED_DEFINITIONS_BYTES\) = 1000/,
+    );
+  });
+
+  it('stops reading a bootstrap URL whose answer grows past the limit without declaring its length', async () => {
+    const msg = await ignored({ url: `${bigUrl}/chunked` });
+    expect(msg).toContain('is more than 1000 bytes, above maxStoredDefinitionsBytes');
+  });
+
+  it('ignores a bootstrap file larger than the limit without reading it', async () => {
+    const filePath = path.join(dir, 'large.json');
+    writeFileSync(filePath, JSON.stringify(large));
+    const msg = await ignored({ filePath });
+    expect(msg).toMatch(/the bootstrap file is \d+ bytes, above maxStoredDefinitionsBytes/);
+  });
+
+  it('still becomes ready from a bootstrap file within the limit', async () => {
+    const filePath = path.join(dir, 'small.json');
+    writeFileSync(filePath, JSON.stringify(definitions('small')));
+    const app = createApp(
+      {
+        flagsUrl: unreachable,
+        flagsApiToken: 'upstream-token',
+        clientKeys: [CLIENT_KEY],
+        refreshInterval: 60_000,
+        metricsInterval: 0,
+        logger: silentLogger,
+        expBootstrap: { filePath },
+      },
+      { FLAGS_MAX_STORED_DEFINITIONS_BYTES: '1000' },
+    );
+    apps.push(app);
+    await app.whenReady();
+    const res = await request(app).get('/proxy').set('authorization', CLIENT_KEY).expect(200);
+    expect(names(res.body)).toEqual(['small']);
+    await waitFor(() => app.features.stats.fetchErrors > 0, 15_000);
   });
 });

@@ -179,7 +179,6 @@ describe('POST /proxy/client/metrics', () => {
     ],
     [{ ...metricsPayload('bad-app', {}), bucket: { start: now, stop: 9e15, toggles: {} } }, 'bucket.stop'],
     [{ ...metricsPayload('bad-app', { ['x'.repeat(256)]: { yes: 1, no: 0 } }) }, 'bucket.toggles'],
-    [{ appName: 'bad-app', instanceId: 'i' }, 'bucket'],
   ])('answers 400 ValidationError naming the field for %j and forwards nothing', async (body, field) => {
     const app = await proxy({ metricsInterval: 50 });
     const res = await request(app).post('/proxy/client/metrics').set('Authorization', CLIENT_KEY).send(body);
@@ -253,11 +252,12 @@ describe('POST /proxy/client/metrics', () => {
   }, 120_000);
 
   test('drops apps beyond the bound and counts them in Prometheus', async () => {
-    const app = await proxy({ metricsInterval: 3_600_000 });
+    const app = await proxy({ metricsInterval: 3_600_000, trustProxy: true });
     for (let i = 0; i < 1001; i += 1) {
       const res = await request(app)
         .post('/proxy/client/metrics')
         .set('Authorization', CLIENT_KEY)
+        .set('X-Forwarded-For', `192.0.2.${Math.floor(i / 50)}`) // 50 apps per client address
         .send(metricsPayload(`bounded-app-${i}`, { 'always-on': { yes: 1, no: 0 } }));
       expect(res.status).toBe(202);
     }
@@ -356,15 +356,28 @@ describe('POST /proxy/client/register', () => {
     });
   });
 
-  test('answers 400 naming instanceId when it is missing', async () => {
+  test('accepts a registration without instanceId, as Unleash does, and forwards it as instance "default"', async () => {
+    const app = await proxy({ metricsInterval: 3_600_000 });
+    const res = await request(app)
+      .post('/proxy/client/register')
+      .set('Authorization', CLIENT_KEY)
+      .send({ appName: 'no-instance-app', strategies: [] });
+    expect(res.status).toBe(202);
+    await app.clientUsage.forwarder.flush();
+    expect(forwardedFor(upstream.posted('/api/client/register'), 'no-instance-app')).toEqual([
+      { appName: 'no-instance-app', instanceId: 'default', strategies: [] },
+    ]);
+  });
+
+  test('answers 400 naming appName when it is missing', async () => {
     const app = await proxy();
     const res = await request(app)
       .post('/proxy/client/register')
       .set('Authorization', CLIENT_KEY)
-      .send({ appName: 'a', strategies: [] });
+      .send({ instanceId: 'i', strategies: [] });
     expect(res.status).toBe(400);
     expect(res.body.name).toBe('ValidationError');
-    expect(res.body.message).toContain('instanceId');
+    expect(res.body.message).toContain('appName');
   });
 });
 
@@ -571,17 +584,24 @@ describe('the usage relay cannot be poisoned', () => {
 
   test('refused buckets of a thousand apps do not fill the app slots: a new app is still forwarded', async () => {
     upstream.usageStatus = refuseLikeTheFlagServer;
-    const app = await proxy({ metricsInterval: 3_600_000 });
+    const app = await proxy({ metricsInterval: 3_600_000, trustProxy: true });
     const base = await listen(app);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+    let sent = 0;
     const postOne = (body: unknown) =>
       new Promise<number>((resolve, reject) => {
+        // 50 apps per client address, so that no address reaches its own quota of app slots.
+        const from = `192.0.2.${Math.floor(sent++ / 50)}`;
         const req = http.request(
           `${base}/proxy/client/metrics`,
           {
             method: 'POST',
             agent,
-            headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
+            headers: {
+              authorization: CLIENT_KEY,
+              'content-type': 'application/json',
+              'x-forwarded-for': from,
+            },
           },
           (res) => {
             res.resume();
@@ -618,8 +638,9 @@ describe('the usage relay cannot be poisoned', () => {
 describe('UsageAggregator bounds', () => {
   test('drops new toggles and variants beyond their bounds while known ones keep counting', () => {
     const dropped: DropReason[] = [];
-    const aggregator = new UsageAggregator({ maxApps: 2, maxToggles: 2, maxVariants: 1 }, (r) =>
-      dropped.push(r),
+    const aggregator = new UsageAggregator(
+      { maxApps: 2, maxToggles: 2, maxVariants: 1, maxAppsPerSource: 2 },
+      (r) => dropped.push(r),
     );
     const bucket = (
       appName: string,
@@ -681,4 +702,130 @@ describe('UsageAggregator bounds', () => {
       { appName: 'a', start: 1, stop: 9, toggles: { t: { yes: 2, no: 0, variants: {} } } },
     ]);
   });
+});
+
+describe('app names and payloads the upstream cannot take', () => {
+  afterEach(() => {
+    upstream.usageStatus = undefined;
+  });
+
+  test('an app name outside Latin-1 reaches the upstream: the body as sent, the header percent-encoded', async () => {
+    const app = await proxy({ metricsInterval: 3_600_000 });
+    const appName = '応用プログラム';
+    await request(app)
+      .post('/proxy/client/metrics')
+      .set('Authorization', CLIENT_KEY)
+      .send(metricsPayload(appName, { 'always-on': { yes: 3, no: 1 } }))
+      .expect(202);
+    await request(app)
+      .post('/proxy/client/register')
+      .set('Authorization', CLIENT_KEY)
+      .send({ appName, instanceId: 'tab-1', strategies: [] })
+      .expect(202);
+    await app.clientUsage.forwarder.flush();
+    const [metrics] = upstream
+      .posted('/api/client/metrics')
+      .filter((r) => (r.body as ForwardedBucket).appName === appName);
+    expect(metrics.headers['unleash-appname']).toBe(encodeURIComponent(appName));
+    expect(totals([metrics.body as ForwardedBucket])).toEqual({
+      'always-on': { yes: 3, no: 1, variants: {} },
+    });
+    const [registration] = upstream
+      .posted('/api/client/register')
+      .filter((r) => (r.body as { appName?: string }).appName === appName);
+    expect(registration.headers['unleash-appname']).toBe(encodeURIComponent(appName));
+    expect(app.clientUsage.aggregator.size().apps).toBe(0);
+    expect(app.clientUsage.registrations.size).toBe(0);
+  });
+
+  test.each([
+    ['without a bucket', {}],
+    ['with bucket: null', { bucket: null }],
+  ])('a metrics payload %s is answered 202 and nothing is forwarded', async (_what, extra) => {
+    const app = await proxy({ metricsInterval: 3_600_000 });
+    const appName = `bucketless-${Object.keys(extra).length}`;
+    await request(app)
+      .post('/proxy/client/metrics')
+      .set('Authorization', CLIENT_KEY)
+      .send({ appName, instanceId: 'i', ...extra })
+      .expect(202);
+    await app.clientUsage.forwarder.flush();
+    expect(forwardedFor(upstream.posted('/api/client/metrics'), appName)).toEqual([]);
+  });
+
+  test('counts the upstream never takes are retried a bounded number of times, then dropped and counted', async () => {
+    const flaky = new FlakyMetricsUpstream();
+    const url = await flaky.start();
+    const app = await readyProxyFor(upstream, { flagsUrl: url, metricsInterval: 3_600_000 });
+    apps.push(app);
+    try {
+      await request(app)
+        .post('/proxy/client/metrics')
+        .set('Authorization', CLIENT_KEY)
+        .send(metricsPayload('never-delivered', { 'always-on': { yes: 1, no: 0 } }))
+        .expect(202);
+      for (let i = 0; i < 9; i += 1) await app.clientUsage.forwarder.flush();
+      expect(app.clientUsage.aggregator.size().apps).toBe(1);
+      await app.clientUsage.forwarder.flush();
+      expect(flaky.attempts).toBe(10);
+      expect(app.clientUsage.aggregator.size().apps).toBe(0);
+      const text = (
+        await request(app).get('/proxy/internal-backstage/prometheus').set('Authorization', CLIENT_KEY)
+      ).text;
+      expect(text).toMatch(/^flags_proxy_client_usage_dropped_total\{reason="metrics_undeliverable"\} 1$/m);
+      await app.clientUsage.forwarder.flush();
+      expect(flaky.attempts).toBe(10);
+    } finally {
+      await app.close();
+      apps.splice(apps.indexOf(app), 1);
+      await flaky.stop();
+    }
+  });
+
+  test('one client address sending a thousand made-up app names takes at most 100 slots; other clients keep theirs', async () => {
+    const app = await proxy({ metricsInterval: 3_600_000, trustProxy: true });
+    const base = await listen(app);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+    const postFrom = (from: string, body: unknown) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request(
+          `${base}/proxy/client/metrics`,
+          {
+            method: 'POST',
+            agent,
+            headers: {
+              authorization: CLIENT_KEY,
+              'content-type': 'application/json',
+              'x-forwarded-for': from,
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify(body));
+      });
+    try {
+      for (let i = 0; i < 1000; i += 50) {
+        const statuses = await Promise.all(
+          Array.from({ length: 50 }, (_, j) =>
+            postFrom('198.51.100.7', metricsPayload(`名前-${i + j}`, { 'always-on': { yes: 1, no: 0 } })),
+          ),
+        );
+        expect(statuses.every((s) => s === 202)).toBe(true);
+      }
+      expect(app.clientUsage.aggregator.size().apps).toBe(100);
+      expect(
+        await postFrom('203.0.113.9', metricsPayload('honest-app', { 'always-on': { yes: 5, no: 0 } })),
+      ).toBe(202);
+      await app.clientUsage.forwarder.flush();
+      expect(totals(forwardedFor(upstream.posted('/api/client/metrics'), 'honest-app'))).toEqual({
+        'always-on': { yes: 5, no: 0, variants: {} },
+      });
+    } finally {
+      agent.destroy();
+    }
+  }, 60_000);
 });

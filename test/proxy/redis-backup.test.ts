@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import request from 'supertest';
 import type { ProxyApp } from '../../src/proxy/app';
 import { backupKey } from '../../src/proxy/backup/create-backup';
+import { digestOf } from '../../src/proxy/backup/redis-store';
 import type { ProxyOptions } from '../../src/proxy/config/types';
 import { sampleFeatures } from '../support/fixtures';
 import { capturingLogger } from '../support/logger';
@@ -176,3 +177,70 @@ test('a Redis that accepts connections but never answers does not delay a live u
   expect(Date.now() - closing).toBeLessThan(3000);
   for (const s of sockets) s.destroy();
 });
+
+describe('what a replica reads from Redis at start is checked before it is trusted', () => {
+  /** A replica whose upstream answers 503 until told otherwise, with its log captured. */
+  async function startingReplica(options: ProxyOptions = {}) {
+    const upstream = await upstreamWith(onlyToggle('live-definitions'));
+    upstream.fault = { status: 503 };
+    const logger = capturingLogger();
+    const app = replica(upstream, { logger, ...options });
+    return { upstream, logger, app };
+  }
+
+  /** Waits for the warning about the backup, checks the replica stayed not ready, then lets the upstream answer. */
+  async function ignoredThenUpstream(
+    { upstream, logger, app }: Awaited<ReturnType<typeof startingReplica>>,
+    why: RegExp,
+  ): Promise<void> {
+    await waitFor(
+      () => logger.lines.some((l) => l.msg.startsWith('Redis backup: ignoring the backup')),
+      15_000,
+    );
+    const line = logger.lines.find((l) => l.msg.startsWith('Redis backup: ignoring the backup'));
+    expect(line?.level).toBe('warn');
+    expect(line?.msg).toMatch(why);
+    expect(app.features.isReady()).toBe(false);
+    await request(app).get('/proxy').set('Authorization', CLIENT_KEY).expect(503);
+    upstream.fault = undefined;
+    await app.whenReady();
+    expect(await toggleNames(app)).toEqual(['live-definitions']);
+    expect(await metricsOf(app)).toMatch(/^flags_proxy_backup_errors_total\{kind="invalid"\} [1-9]/m);
+  }
+
+  test('a value larger than maxStoredDefinitionsBytes is ignored without being read, and the replica waits for the upstream', async () => {
+    const starting = await startingReplica();
+    // 100 MiB, made by Redis itself: above the default limit of 64 MiB.
+    await redis.setrange(keyOf(starting.app), 100 * 1024 * 1024, 'x');
+    await ignoredThenUpstream(
+      starting,
+      /it is 104857601 bytes, above maxStoredDefinitionsBytes \(FLAGS_MAX_STORED_DEFINITIONS_BYTES\) = 67108864/,
+    );
+  });
+
+  test('a backup within the limit is still read', async () => {
+    const starting = await startingReplica({ maxStoredDefinitionsBytes: 100_000 });
+    await redis.set(keyOf(starting.app), recordOf(onlyToggle('from-backup'), Date.now() - 5_000));
+    await starting.app.whenReady();
+    expect(await toggleNames(starting.app)).toEqual(['from-backup']);
+  });
+
+  test('a valid backup above a smaller configured limit is ignored', async () => {
+    const starting = await startingReplica({ maxStoredDefinitionsBytes: 100 });
+    await redis.set(keyOf(starting.app), recordOf(onlyToggle('from-backup'), Date.now() - 5_000));
+    await ignoredThenUpstream(starting, /bytes, above maxStoredDefinitionsBytes .* = 100$/);
+  });
+
+  test('a backup fetched in the future is ignored, naming why, instead of being served as "fetched 0s ago"', async () => {
+    const starting = await startingReplica();
+    const tomorrow = Date.now() + 86_400_000;
+    await redis.set(keyOf(starting.app), recordOf(onlyToggle('from-the-future'), tomorrow));
+    await ignoredThenUpstream(starting, /fetchedAt \(\d{4}-\d\d-\d\dT[\d:.]+Z\) is in the future/);
+  });
+});
+
+/** A backup record as a replica writes it. */
+function recordOf(definitions: object, fetchedAt: number): string {
+  const json = JSON.stringify(definitions);
+  return `{"format":1,"digest":"${digestOf(json)}","fetchedAt":${fetchedAt},"definitions":${json}}`;
+}

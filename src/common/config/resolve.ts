@@ -1,4 +1,5 @@
 import { ParseError, type Parser } from './parsers';
+import { redactCredentialPositions } from '../logging/secret-redactor';
 
 /** One configuration option, declared once: code name, variables, default, parser and doc line. */
 export interface OptionSpec<T = unknown> {
@@ -121,6 +122,7 @@ export function resolveOptions(
 function invalidName(spec: OptionSpec, source: OptionSource, env: Env): string {
   const aliasOf = source.alias ? ` (alias of ${source.from === 'code' ? spec.key : spec.env[0]})` : '';
   if (source.from === 'code') return `option ${source.name}${aliasOf}`;
-  const shown = spec.secret ? '' : `=${JSON.stringify(env[source.name])}`;
+  // A URL that does not parse may still carry a password: its userinfo is never shown.
+  const shown = spec.secret ? '' : `=${redactCredentialPositions(JSON.stringify(env[source.name]))}`;
   return `${source.name}${shown}${aliasOf}`;
 }

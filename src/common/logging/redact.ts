@@ -1,7 +1,8 @@
 import type { OptionSpec } from '../config/resolve';
 import type { Logger } from './logger';
+import { REDACTED, SecretRedactor } from './secret-redactor';
 
-export const REDACTED = '[redacted]';
+export { REDACTED } from './secret-redactor';
 
 type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
@@ -92,40 +93,22 @@ export function logEffectiveConfig(
   logger.debug('effective configuration', { config: redactConfig(rest, specs, secretObjects) });
 }
 
-/** Secrets shorter than this are not scrubbed from text: replacing "1" everywhere would garble lines. */
-const MIN_SCRUBBED_LENGTH = 6;
-
-function scrubValue(value: unknown, secrets: readonly string[], depth = 0): unknown {
-  if (typeof value === 'string') {
-    let out = value;
-    for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    return out;
-  }
-  if (depth > 5 || value === null || typeof value !== 'object') return value;
-  if (value instanceof Error) return scrubValue(value.stack ?? value.message, secrets, depth + 1);
-  if (Array.isArray(value)) return value.map((v) => scrubValue(v, secrets, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubValue(v, secrets, depth + 1)]));
-}
-
 /**
- * Wraps a logger so that the configured secret values never reach a line, whatever code logs them
- * (an upstream error message, a custom enricher's exception, a custom logger's fields): every
- * occurrence in the message or the fields becomes `[redacted]`.
+ * Wraps a logger so that no credential reaches a line, whatever code logs it (an upstream or SDK
+ * message quoting a URL, a custom enricher's exception, a custom logger's fields): the message and
+ * every field go through one `SecretRedactor` of the configured secrets.
  */
 export function scrubbingLogger<L extends Logger>(
   logger: L,
   secrets: ReadonlyArray<string | undefined>,
 ): Logger {
-  const known = [...new Set(secrets)]
-    .filter((s): s is string => typeof s === 'string' && s.length >= MIN_SCRUBBED_LENGTH)
-    .sort((a, b) => b.length - a.length);
-  if (known.length === 0) return logger;
+  const redactor = new SecretRedactor(secrets);
   const wrap =
     (level: keyof Logger) =>
     (msg: string, fields?: Record<string, unknown>): void => {
-      const clean = scrubValue(msg, known) as string;
+      const clean = redactor.text(msg);
       if (fields === undefined) logger[level](clean);
-      else logger[level](clean, scrubValue(fields, known) as Record<string, unknown>);
+      else logger[level](clean, redactor.value(fields) as Record<string, unknown>);
     };
   return {
     debug: wrap('debug'),
@@ -148,12 +131,16 @@ export function secretValues(specs: readonly OptionSpec[], values: ReadonlyMap<s
   return out;
 }
 
-/** The password of a URL with credentials, as written and decoded; nothing for other values. */
+/**
+ * The credentials of a URL's userinfo, as written and decoded: its password, or its user name when
+ * it has no password (`http://token@host`); nothing for other values.
+ */
 export function urlPasswords(value: unknown): string[] {
   if (typeof value !== 'string' || !value.includes('@')) return [];
   try {
-    const { password } = new URL(value);
-    return password === '' ? [] : [password, decodeURIComponent(password)];
+    const { password, username } = new URL(value);
+    const secret = password !== '' ? password : username;
+    return secret === '' ? [] : [secret, decodeURIComponent(secret)];
   } catch {
     return [];
   }

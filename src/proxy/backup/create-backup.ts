@@ -22,7 +22,14 @@ export function createBackup(config: ProxyConfig): DefinitionsBackup | undefined
   const url = config.redisUrl;
   if (url === undefined) return undefined;
   return new DefinitionsBackup(
-    (hooks) => new RedisStore({ url, key: backupKey(config), timeoutMs: REDIS_TIMEOUT_MS, ...hooks }),
+    (hooks) =>
+      new RedisStore({
+        url,
+        key: backupKey(config),
+        timeoutMs: REDIS_TIMEOUT_MS,
+        maxBytes: config.maxStoredDefinitionsBytes,
+        ...hooks,
+      }),
     config.logger,
   );
 }

@@ -20,6 +20,8 @@ export interface RedisStoreOptions {
   key: string;
   /** Bound of every connect and command, so a slow Redis never holds anything up for long. */
   timeoutMs: number;
+  /** Largest stored value read (`maxStoredDefinitionsBytes`); its length is asked before it is read. */
+  maxBytes: number;
   onFault(kind: BackupFault, message: string): void;
   /** Called when the connection is (re-)established. */
   onReady(): void;
@@ -27,12 +29,20 @@ export interface RedisStoreOptions {
 
 const FORMAT = 1;
 
+/**
+ * How far ahead of this replica's clock a backup's `fetchedAt` may be (the clocks of two replicas
+ * differ a little); beyond it the backup is not trusted: its age would read as 0 s for ever.
+ */
+export const FUTURE_TOLERANCE_MS = 60_000;
+/** No backup was written before this: an older `fetchedAt` is garbage. */
+const EARLIEST_FETCHED_AT = Date.UTC(2000, 0, 1);
+
 export function digestOf(definitionsJson: string): string {
   return createHash('sha256').update(definitionsJson).digest('hex');
 }
 
 /** The stored value, checked as definitions from the upstream are; a string says why it was refused. */
-export function parseRecord(raw: string): BackupRecord | string {
+export function parseRecord(raw: string, now = Date.now()): BackupRecord | string {
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -45,6 +55,10 @@ export function parseRecord(raw: string): BackupRecord | string {
   if (typeof digest !== 'string' || typeof fetchedAt !== 'number' || !Number.isFinite(fetchedAt)) {
     return 'digest or fetchedAt missing';
   }
+  if (fetchedAt > now + FUTURE_TOLERANCE_MS) {
+    return `its fetchedAt (${new Date(Math.min(fetchedAt, 8.64e15)).toISOString()}) is in the future`;
+  }
+  if (fetchedAt < EARLIEST_FETCHED_AT) return 'its fetchedAt is before 2000';
   // the same check as an upstream answer: only what is no definitions document is refused whole
   const checked = checkDocument(definitions);
   if ('refused' in checked) return `malformed definitions (${checked.refused})`;
@@ -84,6 +98,15 @@ export class RedisStore {
     if (!(await this.whenConnected())) return undefined;
     let raw: string | null;
     try {
+      // The length first: a value of hundreds of megabytes is never brought into memory.
+      const length = await this.redis.strlen(this.options.key);
+      if (length > this.options.maxBytes) {
+        this.options.onFault(
+          'invalid',
+          `ignoring the backup in Redis: it is ${length} bytes, above maxStoredDefinitionsBytes (FLAGS_MAX_STORED_DEFINITIONS_BYTES) = ${this.options.maxBytes}`,
+        );
+        return undefined;
+      }
       raw = await this.redis.get(this.options.key);
     } catch (err) {
       this.options.onFault('read', err instanceof Error ? err.message : String(err));

@@ -6,6 +6,9 @@ import type { ClientMetricsPayload, ClientRegistrationPayload } from './schemas'
 import { sdkTransport, type UpstreamPath, type UpstreamPost } from './upstream-transport';
 import { DEFAULT_USAGE_BOUNDS, UsageAggregator, type DropReason, type UsageBounds } from './usage-aggregator';
 
+/** The instance id Unleash records for a registration that names none. */
+const DEFAULT_INSTANCE_ID = 'default';
+
 export interface ClientUsageOptions {
   config: Pick<
     ProxyConfig,
@@ -61,28 +64,36 @@ export class ClientUsage {
     this.forwarder.start();
   }
 
-  recordMetrics(m: ClientMetricsPayload): void {
-    if (!this.enabled) return;
-    this.aggregator.add({
-      appName: m.appName,
-      environment: m.environment ?? undefined,
-      start: m.bucket.start,
-      stop: m.bucket.stop,
-      toggles: m.bucket.toggles,
-    });
+  /** `source`: the client's address; it bounds how many app slots one client can take per interval. */
+  recordMetrics(m: ClientMetricsPayload, source?: string): void {
+    if (!this.enabled || !m.bucket) return;
+    this.aggregator.add(
+      {
+        appName: m.appName,
+        environment: m.environment ?? undefined,
+        start: m.bucket.start,
+        stop: m.bucket.stop,
+        toggles: m.bucket.toggles,
+      },
+      source,
+    );
   }
 
-  recordRegistration(r: ClientRegistrationPayload): void {
+  recordRegistration(r: ClientRegistrationPayload, source?: string): void {
     if (!this.enabled) return;
-    this.registrations.add({
-      appName: r.appName,
-      instanceId: r.instanceId,
-      environment: r.environment ?? undefined,
-      sdkVersion: r.sdkVersion ?? undefined,
-      strategies: r.strategies ?? [],
-      started: r.started ?? undefined,
-      interval: r.interval ?? undefined,
-    });
+    this.registrations.add(
+      {
+        appName: r.appName,
+        instanceId: r.instanceId ?? DEFAULT_INSTANCE_ID,
+        environment: r.environment ?? undefined,
+        sdkVersion: r.sdkVersion ?? undefined,
+        strategies: r.strategies ?? [],
+        started: r.started ?? undefined,
+        interval: r.interval ?? undefined,
+      },
+      false,
+      source,
+    );
   }
 
   /** Stops the timer and forwards whatever is pending. */

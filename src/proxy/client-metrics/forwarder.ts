@@ -7,7 +7,8 @@ import type { DropReason, UsageAggregator, UsageBucket } from './usage-aggregato
 /**
  * How the upstream answered one forward: `accepted` (2xx); `refused` (any other status below 500,
  * a 4xx above all: the body will never be accepted, so it is dropped and counted); `rejected` (5xx)
- * and `failed` (network error or timeout), whose counts are kept for the next forward.
+ * and `failed` (network error or timeout), whose counts are kept for the next forward, at most
+ * `MAX_FORWARD_ATTEMPTS` times.
  */
 export type ForwardResult = 'accepted' | 'refused' | 'rejected' | 'failed';
 
@@ -27,6 +28,13 @@ export interface ForwarderOptions {
   /** Called once per bucket or registration dropped because the upstream refused it. */
   onDrop?: (reason: DropReason) => void;
 }
+
+/**
+ * Forwards a bucket or registration may fail (network error, timeout, 5xx) before it is dropped and
+ * counted: 10 intervals, five minutes at the default 30 s, so an upstream restart loses nothing and
+ * a payload that can never be delivered does not hold its slot for ever.
+ */
+export const MAX_FORWARD_ATTEMPTS = 10;
 
 /** Requests to the upstream that run at the same time during one forward. */
 const CONCURRENCY = 8;
@@ -89,14 +97,28 @@ export class MetricsForwarder {
     await eachLimited(registrations, async (r) => {
       const result = await this.send('client/register', r.appName, () => registrationBody(r));
       if (result === 'refused') this.opts.onDrop?.('registration_refused');
-      else if (result !== 'accepted') this.opts.registrations.add(r, true);
+      else if (result === 'accepted') return;
+      else if (this.giveUp(r, 'client/register')) this.opts.onDrop?.('registration_undeliverable');
+      else this.opts.registrations.add({ ...r, failures: (r.failures ?? 0) + 1 }, true);
     });
     const buckets = this.opts.aggregator.drain();
     await eachLimited(buckets, async (b) => {
       const result = await this.send('client/metrics', b.appName, () => this.metricsBody(b));
       if (result === 'refused') this.opts.onDrop?.('metrics_refused');
-      else if (result !== 'accepted') this.opts.aggregator.add(b);
+      else if (result === 'accepted') return;
+      else if (this.giveUp(b, 'client/metrics')) this.opts.onDrop?.('metrics_undeliverable');
+      else this.opts.aggregator.add({ ...b, failures: (b.failures ?? 0) + 1 });
     });
+  }
+
+  /** Whether a payload that failed once more has used up its attempts (and is logged as dropped). */
+  private giveUp(payload: { failures?: number }, path: UpstreamPath): boolean {
+    if ((payload.failures ?? 0) + 1 < MAX_FORWARD_ATTEMPTS) return false;
+    this.log.warn(
+      `forwarded ${path} failed ${MAX_FORWARD_ATTEMPTS} times in a row; dropping it (counted in flags_proxy_client_usage_dropped_total)`,
+      `${path}:undeliverable`,
+    );
+    return true;
   }
 
   private async send(

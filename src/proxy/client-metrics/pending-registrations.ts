@@ -1,4 +1,4 @@
-import type { DropReason } from './usage-aggregator';
+import { SourceQuota, type DropReason } from './usage-aggregator';
 
 /** An SDK instance's registration, as forwarded to the upstream's `/client/register`. */
 export interface Registration {
@@ -10,9 +10,13 @@ export interface Registration {
   /** Epoch ms. */
   started?: number;
   interval?: number;
+  /** Forwards that failed (network error or 5xx) in a row; retried within a bound. */
+  failures?: number;
 }
 
 export const DEFAULT_MAX_REGISTRATIONS = 1000;
+/** Most new registrations one client address may queue per forward interval. */
+export const DEFAULT_MAX_REGISTRATIONS_PER_SOURCE = 100;
 
 /**
  * Registrations waiting for the next forward, one per (appName, instanceId, environment) — a later
@@ -21,14 +25,19 @@ export const DEFAULT_MAX_REGISTRATIONS = 1000;
  */
 export class PendingRegistrations {
   private pending = new Map<string, Registration>();
+  private opened = new SourceQuota();
 
   constructor(
     private readonly max: number = DEFAULT_MAX_REGISTRATIONS,
     private readonly onDrop: (reason: DropReason) => void = () => undefined,
+    private readonly maxPerSource: number = DEFAULT_MAX_REGISTRATIONS_PER_SOURCE,
   ) {}
 
-  /** Queues a registration; `keepNewer` leaves one already queued in place (used when re-queueing a failed forward). */
-  add(registration: Registration, keepNewer = false): void {
+  /**
+   * Queues a registration; `keepNewer` leaves one already queued in place (used when re-queueing a
+   * failed forward); `source` is the client's address, of which each may queue `maxPerSource` per interval.
+   */
+  add(registration: Registration, keepNewer = false, source?: string): void {
     const key = JSON.stringify([
       registration.appName,
       registration.instanceId,
@@ -38,7 +47,10 @@ export class PendingRegistrations {
       if (!keepNewer) this.pending.set(key, registration);
       return;
     }
-    if (this.pending.size >= this.max) {
+    if (
+      this.pending.size >= this.max ||
+      (source !== undefined && !this.opened.take(source, this.maxPerSource))
+    ) {
       this.onDrop('registration');
       return;
     }
@@ -48,6 +60,7 @@ export class PendingRegistrations {
   drain(): Registration[] {
     const all = [...this.pending.values()];
     this.pending = new Map();
+    this.opened = new SourceQuota();
     return all;
   }
 

@@ -1,4 +1,4 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import type { z } from 'zod';
 import { ValidationError } from '../../common/errors/http-errors';
 import { jsonBody } from '../../common/http/json-body';
@@ -19,6 +19,11 @@ function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   return parsed.data;
 }
 
+/** The client's address (through `trustProxy` as Express resolves it): the unit of fairness between clients. */
+function sourceOf(req: Request): string {
+  return req.ip ?? req.socket.remoteAddress ?? '';
+}
+
 /**
  * `POST /client/metrics` (alias `/all/client/metrics`) and `POST /client/register`, mounted under
  * `{prefix}/proxy`: validated, answered 202, forwarded upstream at the metrics interval.
@@ -28,14 +33,14 @@ export function clientMetricsRouter(opts: ClientMetricsRouterOptions): Router {
   const guard = [opts.auth, ...jsonBody(opts.maxBodySize)];
 
   const metrics: RequestHandler = (req, res) => {
-    opts.usage.recordMetrics(parse(clientMetricsSchema, req.body));
+    opts.usage.recordMetrics(parse(clientMetricsSchema, req.body), sourceOf(req));
     res.status(202).end();
   };
   router.post('/client/metrics', ...guard, metrics);
   router.post('/all/client/metrics', ...guard, metrics);
 
   router.post('/client/register', ...guard, (req, res) => {
-    opts.usage.recordRegistration(parse(clientRegistrationSchema, req.body));
+    opts.usage.recordRegistration(parse(clientRegistrationSchema, req.body), sourceOf(req));
     res.status(202).end();
   });
 

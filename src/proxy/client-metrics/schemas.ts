@@ -69,21 +69,24 @@ export const clientMetricsSchema = z
       appName: name('string'),
       instanceId: optionalName('string'),
       environment: optionalName('string'),
-      bucket: z.object(
-        {
-          start: instant,
-          stop: instant,
-          toggles: z.record(name('toggle name'), toggleCountsSchema, {
-            error: 'must be an object of toggle counts',
-          }),
-        },
-        { error: 'must be an object {start, stop, toggles}' },
-      ),
+      // As Unleash accepts it: a payload without a bucket (or `bucket: null`) carries nothing to forward.
+      bucket: z
+        .object(
+          {
+            start: instant,
+            stop: instant,
+            toggles: z.record(name('toggle name'), toggleCountsSchema, {
+              error: 'must be an object of toggle counts',
+            }),
+          },
+          { error: 'must be an object {start, stop, toggles}' },
+        )
+        .nullish(),
     },
     { error: 'request body must be a JSON object' },
   )
   .superRefine((m, ctx) => {
-    if (m.bucket.stop < m.bucket.start) {
+    if (m.bucket && m.bucket.stop < m.bucket.start) {
       ctx.addIssue({ code: 'custom', path: ['bucket', 'stop'], message: 'must not be before bucket.start' });
     }
   });
@@ -92,7 +95,8 @@ export const clientMetricsSchema = z
 export const clientRegistrationSchema = z.object(
   {
     appName: name('string'),
-    instanceId: name('string'),
+    // Optional, as Unleash accepts it; forwarded as `default`, Unleash's own default.
+    instanceId: optionalName('string'),
     environment: optionalName('string'),
     sdkVersion: optionalName('string'),
     strategies: z

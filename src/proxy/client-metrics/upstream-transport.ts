@@ -20,10 +20,23 @@ export interface SdkTransportOptions {
   timeoutMs?: number;
 }
 
+/** Printable ASCII: what travels in an HTTP header value unchanged on every server and proxy. */
+const HEADER_SAFE = /^[\x20-\x7e]*$/;
+
+/**
+ * The app name as the `unleash-appname` and `User-Agent` headers carry it: unchanged when it is
+ * printable ASCII, percent-encoded otherwise (a CJK name, a control character), because Node refuses
+ * to send a header value outside Latin-1 and a server may mangle one outside ASCII. The body always
+ * carries the name exactly as the client sent it: that is what the upstream records.
+ */
+export function headerAppName(appName: string): string {
+  return HEADER_SAFE.test(appName) ? appName : encodeURIComponent(appName);
+}
+
 /**
  * Forwards through the SDK's own HTTP transport, so forwarded usage metrics travel exactly like the
  * SDK's requests: same agent (HTTP(S)_PROXY, NO_PROXY), TLS options and SDK headers. The
- * `unleash-appname` header carries the client's app name.
+ * `unleash-appname` header carries the client's app name (see `headerAppName`).
  */
 export function sdkTransport(opts: SdkTransportOptions): UpstreamPost {
   const base = `${opts.flagsUrl.replace(/\/+$/, '')}/`;
@@ -31,7 +44,7 @@ export function sdkTransport(opts: SdkTransportOptions): UpstreamPost {
     const res: { status: number; text(): Promise<string> } = await post({
       url: `${base}${path}`,
       json: body,
-      appName,
+      appName: headerAppName(appName),
       instanceId: opts.instanceId,
       interval: opts.metricsInterval,
       headers: { Authorization: opts.flagsApiToken },

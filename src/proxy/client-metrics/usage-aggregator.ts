@@ -14,6 +14,8 @@ export interface UsageBucket {
   /** Epoch ms. */
   stop: number;
   toggles: Record<string, ToggleCounts>;
+  /** Forwards of these counts that failed (network error or 5xx) in a row; they are retried within a bound. */
+  failures?: number;
 }
 
 export interface UsageBounds {
@@ -23,16 +25,33 @@ export interface UsageBounds {
   maxToggles: number;
   /** Most distinct (app, toggle, variant) entries held at once, over all apps. */
   maxVariants: number;
+  /**
+   * Most new apps one client address may open per forward interval, so that one client sending
+   * made-up app names cannot take every app slot from the others.
+   */
+  maxAppsPerSource: number;
 }
 
-export const DEFAULT_USAGE_BOUNDS: UsageBounds = { maxApps: 1000, maxToggles: 10_000, maxVariants: 10_000 };
+export const DEFAULT_USAGE_BOUNDS: UsageBounds = {
+  maxApps: 1000,
+  maxToggles: 10_000,
+  maxVariants: 10_000,
+  maxAppsPerSource: 100,
+};
 
 /**
  * Why client usage was dropped: a bound was reached for a new app, toggle, variant or registration,
  * or the upstream refused (4xx) a forwarded bucket or registration.
  */
 export type DropReason =
-  'app' | 'toggle' | 'variant' | 'registration' | 'metrics_refused' | 'registration_refused';
+  | 'app'
+  | 'toggle'
+  | 'variant'
+  | 'registration'
+  | 'metrics_refused'
+  | 'registration_refused'
+  | 'metrics_undeliverable'
+  | 'registration_undeliverable';
 
 export interface AggregateSize {
   apps: number;
@@ -52,6 +71,20 @@ interface AppAggregate {
   start: number;
   stop: number;
   toggles: Map<string, Counts>;
+  failures: number;
+}
+
+/** How many new entries each client address opened since the last forward. */
+export class SourceQuota {
+  private readonly counts = new Map<string, number>();
+
+  /** Counts one more entry for `source`; false (and nothing counted) when it already has `max`. */
+  take(source: string, max: number): boolean {
+    const used = this.counts.get(source) ?? 0;
+    if (used >= max) return false;
+    this.counts.set(source, used + 1);
+    return true;
+  }
 }
 
 /** Adds without ever leaving the range where integers are exact. */
@@ -64,6 +97,8 @@ const add = (a: number, b: number) => Math.min(a + b, Number.MAX_SAFE_INTEGER);
  */
 export class UsageAggregator {
   private apps = new Map<string, AppAggregate>();
+  /** Apps each client address opened in this interval (at most `maxApps` entries). */
+  private opened = new SourceQuota();
   private toggleEntries = 0;
   private variantEntries = 0;
 
@@ -72,13 +107,16 @@ export class UsageAggregator {
     private readonly onDrop: (reason: DropReason) => void = () => undefined,
   ) {}
 
-  /** Merges one bucket (from a client, or one that failed to be forwarded). */
-  add(bucket: UsageBucket): void {
+  /** Merges one bucket: from a client (`source` is its address), or one that failed to be forwarded. */
+  add(bucket: UsageBucket, source?: string): void {
     const environment = bucket.environment ?? undefined;
     const key = JSON.stringify([bucket.appName, environment ?? null]);
     let app = this.apps.get(key);
     if (!app) {
-      if (this.apps.size >= this.bounds.maxApps) {
+      if (
+        this.apps.size >= this.bounds.maxApps ||
+        (source !== undefined && !this.opened.take(source, this.bounds.maxAppsPerSource))
+      ) {
         this.onDrop('app');
         return;
       }
@@ -88,11 +126,13 @@ export class UsageAggregator {
         start: bucket.start,
         stop: bucket.stop,
         toggles: new Map(),
+        failures: 0,
       };
       this.apps.set(key, app);
     }
     app.start = Math.min(app.start, bucket.start);
     app.stop = Math.max(app.stop, bucket.stop);
+    app.failures = Math.max(app.failures, bucket.failures ?? 0);
     for (const [name, counts] of Object.entries(bucket.toggles)) this.addToggle(app, name, counts);
   }
 
@@ -131,6 +171,7 @@ export class UsageAggregator {
         ...(app.environment !== undefined ? { environment: app.environment } : {}),
         start: app.start,
         stop: app.stop,
+        ...(app.failures > 0 ? { failures: app.failures } : {}),
         toggles: Object.fromEntries(
           [...app.toggles].map(([name, c]) => [
             name,
@@ -139,6 +180,7 @@ export class UsageAggregator {
         ),
       }));
     this.apps = new Map();
+    this.opened = new SourceQuota();
     this.toggleEntries = 0;
     this.variantEntries = 0;
     return buckets;

@@ -312,6 +312,14 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     doc: 'ms between comment heartbeats on OFREP change-notification streams',
   },
   {
+    key: 'maxStoredDefinitionsBytes',
+    env: ['FLAGS_MAX_STORED_DEFINITIONS_BYTES'],
+    parse: p.wholeNumber,
+    default: 67108864,
+    defaultDoc: '67108864 (64 MiB)',
+    doc: 'Largest Redis backup or bootstrap (file or URL) read at start, in bytes; a larger one is ignored with a warning',
+  },
+  {
     key: 'expBootstrap.url',
     env: ['EXP_BOOTSTRAP_URL'],
     parse: p.httpUrl,

@@ -62,7 +62,10 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     [
       ...secretValues(PROXY_OPTIONS, values),
       ...Object.values(options.expBootstrap?.urlHeaders ?? {}),
-      ...['flagsUrl', 'httpProxy', 'httpsProxy', 'redisUrl'].flatMap((key) => urlPasswords(get(key))),
+      ...['flagsUrl', 'httpProxy', 'httpsProxy', 'redisUrl', 'expBootstrap.url'].flatMap((key) =>
+        urlPasswords(get(key)),
+      ),
+      ...urlPasswords(options.expBootstrap?.url),
     ],
   );
   if (usedDeprecated) {
@@ -135,6 +138,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     noProxy: get('noProxy'),
     maxBodySize: get('maxBodySize'),
     maxStreams: get('maxStreams'),
+    maxStoredDefinitionsBytes: get('maxStoredDefinitionsBytes'),
     streamHeartbeatInterval: get('streamHeartbeatInterval'),
     expBootstrap,
     expServerSideSdkConfig: { tokens: get('expServerSideSdkConfig.tokens') },

@@ -60,6 +60,7 @@ export interface ProxyOptions {
   noProxy?: string;
   maxBodySize?: number;
   maxStreams?: number;
+  maxStoredDefinitionsBytes?: number;
   streamHeartbeatInterval?: number;
   expBootstrap?: BootstrapOptions;
   expServerSideSdkConfig?: { tokens?: string[] | string };
@@ -112,6 +113,7 @@ export interface ProxyConfig {
   noProxy: string | undefined;
   maxBodySize: number;
   maxStreams: number;
+  maxStoredDefinitionsBytes: number;
   streamHeartbeatInterval: number;
   expBootstrap: BootstrapOptions | undefined;
   expServerSideSdkConfig: { tokens: string[] };

@@ -126,7 +126,7 @@ export class ProxyMetrics {
     });
     this.clientUsageDropped = new Counter({
       name: 'flags_proxy_client_usage_dropped_total',
-      help: 'Client usage metrics dropped: new apps, toggles, variants or registrations beyond a bound, or buckets (metrics_refused) and registrations (registration_refused) the upstream refused with a 4xx',
+      help: 'Client usage metrics dropped: new apps, toggles, variants or registrations beyond a bound, or buckets (metrics_refused) and registrations (registration_refused) the upstream refused with a 4xx, or that failed 10 forwards in a row (metrics_undeliverable, registration_undeliverable)',
       labelNames: ['reason'],
       registers,
     });

@@ -5,7 +5,6 @@ import {
   type Strategy,
 } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
-import { resolveBootstrapProvider } from 'unleash-client/lib/repository/bootstrap-provider';
 import type { Segment } from 'unleash-client/lib/strategy/strategy';
 import type { HttpOptions } from 'unleash-client/lib/http-options';
 import type { Logger } from '../../common/logging/logger';
@@ -23,6 +22,7 @@ import { findFaults, NO_FAULTS, type DefinitionsFaults, type ToggleFault } from 
 import { resolveVariant } from './sdk-variant';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
+import { limitedBootstrapProvider } from '../bootstrap/limited-bootstrap';
 
 export interface UnleashRepositoryOptions {
   config: ProxyConfig;
@@ -92,10 +92,11 @@ export class UnleashFeatureRepository implements FeatureRepository {
       httpOptions,
       namePrefix: config.namePrefix,
       tags: config.tags,
-      bootstrapProvider: resolveBootstrapProvider(
+      bootstrapProvider: limitedBootstrapProvider(
         config.expBootstrap ?? {},
         config.flagsAppName,
         config.flagsInstanceId,
+        config.maxStoredDefinitionsBytes,
       ),
       bootstrapOverride: false,
       // In memory by default: a backup file left by an earlier run must not make a fresh proxy ready.
