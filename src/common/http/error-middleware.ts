@@ -64,8 +64,40 @@ function fromBodyParser(err: BodyParserError): HttpError | undefined {
   }
 }
 
-/** The one error middleware of an app; mount it last. */
+/** The 4xx status an error of Express, its router or its body parser carries (`http-errors`' convention). */
+function clientStatus(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const status =
+    (err as { status?: unknown; statusCode?: unknown }).status ??
+    (err as { statusCode?: unknown }).statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
+}
+
+/**
+ * A request the client got wrong that Express found before our code ran: a path parameter that is
+ * not valid percent-encoding (the router's `URIError`), a compressed body that does not inflate, …
+ */
+function fromClientMistake(err: unknown, contentEncoding: string | undefined): HttpError | undefined {
+  const status = clientStatus(err);
+  if (status === undefined) return undefined;
+  if (err instanceof URIError)
+    return new ValidationError('The request path is not valid percent-encoding (a "%" must start "%XX")');
+  if (status === 413) return new PayloadTooLarge('Request body is too large');
+  if (status === 415) return new ContentTypeError('Unsupported request body');
+  if (contentEncoding !== undefined && contentEncoding !== 'identity')
+    return new ValidationError(`Request body is not valid "${contentEncoding}" data`);
+  return new ValidationError('Malformed request');
+}
+
+/** At most this many error lines per window; the rest are counted and reported with the next line. */
+const ERROR_LINES_PER_WINDOW = 20;
+const ERROR_WINDOW_MS = 10_000;
+
+/** The one error middleware of an app; mount it last. Client mistakes are logged at debug level. */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  let windowStart = 0;
+  let inWindow = 0;
+  let suppressed = 0;
   return (err: unknown, req, res, next) => {
     if (res.headersSent) {
       next(err);
@@ -74,18 +106,39 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     let httpError: HttpError | undefined;
     if (err instanceof HttpError) httpError = err;
     else if (isBodyParserError(err)) httpError = fromBodyParser(err);
+    httpError ??= fromClientMistake(err, headerValue(req.headers['content-encoding']));
     if (httpError) {
+      if (!(err instanceof HttpError)) logger.debug(`refused a malformed request: ${httpError.message}`);
       sendError(res, httpError);
       return;
     }
     const body = sendError(res, new InternalError('Internal error; the error id is logged with its cause'));
-    logger.error('request failed', {
-      errorId: body.id,
-      method: req.method,
-      path: req.path,
-      error: err instanceof Error ? (err.stack ?? err.message) : String(err),
-    });
+    // Requests can cause these by the thousand: a bounded number of lines per window.
+    const now = Date.now();
+    if (now - windowStart >= ERROR_WINDOW_MS) {
+      windowStart = now;
+      inWindow = 0;
+    }
+    if (++inWindow > ERROR_LINES_PER_WINDOW) {
+      suppressed += 1;
+      return;
+    }
+    logger.error(
+      suppressed > 0 ? `request failed (${suppressed} similar lines suppressed)` : 'request failed',
+      {
+        errorId: body.id,
+        method: req.method,
+        path: req.path,
+        error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      },
+    );
+    suppressed = 0;
   };
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  const text = Array.isArray(value) ? value.join(', ') : value;
+  return text?.trim().toLowerCase() || undefined;
 }
 
 /** 404 for every route nobody answered. Mount just before the error middleware. */
