@@ -79,8 +79,10 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
   };
 
   router.use(requireReady(opts.features));
+  // Before the routes: the key is checked ahead of the path's flag key (a bad escape there is a 400).
+  router.use('/v1/evaluate/flags', requireKey);
 
-  router.post('/v1/evaluate/flags/:key', requireKey, ...jsonBody(opts.maxBodySize), async (req, res) => {
+  router.post('/v1/evaluate/flags/:key', ...jsonBody(opts.maxBodySize), async (req, res) => {
     const key = String(req.params.key);
     const context = await evaluationContext(req, key);
     const details = evaluateWithDetails(opts.features, key, context);
@@ -90,7 +92,7 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
     sendJson(res, status, result);
   });
 
-  router.post('/v1/evaluate/flags', requireKey, ...jsonBody(opts.maxBodySize), async (req, res) => {
+  router.post('/v1/evaluate/flags', ...jsonBody(opts.maxBodySize), async (req, res) => {
     const context = await evaluationContext(req, undefined);
     res.setHeader('Cache-Control', 'no-cache');
     // A pure answer (every flag a function of the definitions and this context) has a validator
@@ -172,6 +174,13 @@ const ofrepErrors: ErrorRequestHandler = (err: unknown, req, res, next) => {
   }
   if (err instanceof OfrepError) {
     sendJson(res, err.status, err.body);
+    return;
+  }
+  if (err instanceof URIError) {
+    sendJson(res, 400, {
+      errorCode: 'PARSE_ERROR',
+      errorDetails: 'The flag key in the path is not valid percent-encoding (a "%" must start "%XX")',
+    });
     return;
   }
   const parseFailed = (err as { type?: unknown } | null)?.type === 'entity.parse.failed';
