@@ -59,6 +59,9 @@ export interface ProxyOptions {
   httpsProxy?: string;
   noProxy?: string;
   maxBodySize?: number;
+  maxContextProperties?: number;
+  maxContextValueLength?: number;
+  maxContextSize?: number;
   maxStreams?: number;
   streamHeartbeatInterval?: number;
   expBootstrap?: BootstrapOptions;
@@ -111,6 +114,9 @@ export interface ProxyConfig {
   httpsProxy: string | undefined;
   noProxy: string | undefined;
   maxBodySize: number;
+  maxContextProperties: number;
+  maxContextValueLength: number;
+  maxContextSize: number;
   maxStreams: number;
   streamHeartbeatInterval: number;
   expBootstrap: BootstrapOptions | undefined;

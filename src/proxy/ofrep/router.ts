@@ -1,10 +1,15 @@
 import { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import type { Context } from 'unleash-client';
 import type { z } from 'zod';
-import { AuthenticationRequired, NoAccessError, NotFoundError } from '../../common/errors/http-errors';
+import {
+  AuthenticationRequired,
+  NoAccessError,
+  NotFoundError,
+  ValidationError,
+} from '../../common/errors/http-errors';
 import { etagMatches, weakEtag } from '../../common/http/etag';
 import { jsonBody } from '../../common/http/json-body';
-import { contextFromBody } from '../context/build-context';
+import { checkContextInput, normalise } from '../context/build-context';
 import type { EvaluationPipeline } from '../evaluation/pipeline';
 import { describeIssues } from '../context/schemas';
 import { detailsFor, evaluateWithDetails } from '../evaluation/details';
@@ -56,6 +61,14 @@ function badRequest(error: z.ZodError, key: string | undefined): OfrepError {
   });
 }
 
+function invalidContext(message: string, key: string | undefined): OfrepError {
+  return new OfrepError(400, {
+    ...(key === undefined ? {} : { key }),
+    errorCode: 'INVALID_CONTEXT',
+    errorDetails: `Invalid request body: ${message}`,
+  });
+}
+
 /**
  * `POST {prefix}/ofrep/v1/evaluate/flags/{key}`, `POST {prefix}/ofrep/v1/evaluate/flags` and the
  * change stream `GET {prefix}/ofrep/v1/flag-changes`, mounted under `{prefix}/ofrep`.
@@ -68,13 +81,20 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
   const requireKey = requireOfrepKey(opts.auth);
 
   const evaluationContext = async (req: Request, key: string | undefined): Promise<Context> => {
+    const rawContext = (req.body as { context?: unknown } | undefined)?.context;
+    try {
+      checkContextInput(rawContext, opts.pipeline.contextLimits);
+    } catch (err) {
+      if (err instanceof ValidationError) throw invalidContext(err.message, key);
+      throw err;
+    }
     const parsed = ofrepRequestSchema.safeParse(req.body ?? {});
     if (!parsed.success) throw badRequest(parsed.error, key);
-    const raw = (req.body as { context?: Record<string, unknown> | null } | undefined)?.context ?? {};
-    const { targetingKey: _targetingKey, ...rest } = raw;
-    const userId = parsed.data.context?.targetingKey;
+    const { targetingKey, ...rest } = parsed.data.context ?? {};
     // OpenFeature's targetingKey is the user: it wins over a `userId` sent beside it.
-    const clientPart = contextFromBody(userId === undefined || userId === null ? rest : { ...rest, userId });
+    const clientPart = normalise(
+      targetingKey === undefined || targetingKey === null ? rest : { ...rest, userId: targetingKey },
+    );
     return opts.pipeline.context({ clientContext: clientPart, toggles: undefined }, req);
   };
 
@@ -174,6 +194,15 @@ const ofrepErrors: ErrorRequestHandler = (err: unknown, req, res, next) => {
   }
   if (err instanceof OfrepError) {
     sendJson(res, err.status, err.body);
+    return;
+  }
+  if (err instanceof ValidationError) {
+    const key = flagKeyOfPath(req.path);
+    sendJson(res, 400, {
+      ...(key === undefined ? {} : { key }),
+      errorCode: 'PARSE_ERROR',
+      errorDetails: err.message,
+    });
     return;
   }
   if (err instanceof URIError) {
