@@ -81,6 +81,11 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     environment: config.environment,
     enrichers,
     enableAllEndpoint: config.enableAllEndpoint,
+    contextLimits: {
+      maxProperties: config.maxContextProperties,
+      maxValueLength: config.maxContextValueLength,
+      maxTotalLength: config.maxContextSize,
+    },
   });
   const checkKey = keyCheck(config.clientKeysHeaderName, config.clientKeys, 'client key');
   const changeStreams = new ChangeStreams({

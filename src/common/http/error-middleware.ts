@@ -65,28 +65,29 @@ function fromBodyParser(err: BodyParserError): HttpError | undefined {
   }
 }
 
-/** The HTTP status an error of Express, its router or body-parser carries (`status`/`statusCode`). */
-function statusOf(err: unknown): number | undefined {
+/** The 4xx status an error of Express, its router or its body parser carries (`http-errors`' convention). */
+function clientStatus(err: unknown): number | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
-  const { status, statusCode } = err as { status?: unknown; statusCode?: unknown };
-  const value = typeof status === 'number' ? status : statusCode;
-  return typeof value === 'number' ? value : undefined;
+  const status =
+    (err as { status?: unknown; statusCode?: unknown }).status ??
+    (err as { statusCode?: unknown }).statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
 }
 
 /**
- * A client's mistake that Express or body-parser reports with a 4xx status (a bad percent-escape in
- * the path, a compressed body that does not inflate, …), or a URIError of decodeURIComponent: a
- * 400 naming what was wrong, never a 500.
+ * A request the client got wrong that Express found before our code ran: a path parameter that is
+ * not valid percent-encoding (the router's `URIError`), a compressed body that does not inflate, …
  */
-function fromClientMistake(err: unknown): HttpError | undefined {
-  const status = statusOf(err);
-  const message = err instanceof Error ? err.message : String(err);
+function fromClientMistake(err: unknown, contentEncoding: string | undefined): HttpError | undefined {
   if (err instanceof URIError)
-    return new ValidationError(`Malformed percent-encoding in the request: ${message}`);
-  if (status === undefined || status < 400 || status > 499) return undefined;
-  if (status === 413) return new PayloadTooLarge(`Request body is too large: ${message}`);
-  if (status === 415) return new ContentTypeError(`Unsupported request body encoding: ${message}`);
-  return new ValidationError(`Malformed request: ${message}`);
+    return new ValidationError('The request path is not valid percent-encoding (a "%" must start "%XX")');
+  const status = clientStatus(err);
+  if (status === undefined) return undefined;
+  if (status === 413) return new PayloadTooLarge('Request body is too large');
+  if (status === 415) return new ContentTypeError('Unsupported request body');
+  if (contentEncoding !== undefined && contentEncoding !== 'identity')
+    return new ValidationError(`Request body is not valid "${contentEncoding}" data`);
+  return new ValidationError('Malformed request');
 }
 
 /** At most one error-level line per cause and minute; the others go to debug with their error id. */
@@ -103,8 +104,9 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     let httpError: HttpError | undefined;
     if (err instanceof HttpError) httpError = err;
     else if (isBodyParserError(err)) httpError = fromBodyParser(err);
-    httpError ??= fromClientMistake(err);
+    httpError ??= fromClientMistake(err, headerValue(req.headers['content-encoding']));
     if (httpError) {
+      if (!(err instanceof HttpError)) logger.debug(`refused a malformed request: ${httpError.message}`);
       sendError(res, httpError);
       return;
     }
@@ -120,6 +122,11 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       logger.debug('request failed (error line rate-limited)', fields);
     }
   };
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  const text = Array.isArray(value) ? value.join(', ') : value;
+  return text?.trim().toLowerCase() || undefined;
 }
 
 /** 404 for every route nobody answered. Mount just before the error middleware. */

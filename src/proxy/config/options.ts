@@ -298,6 +298,27 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     doc: 'Largest accepted request body in bytes; larger ones get 413',
   },
   {
+    key: 'maxContextProperties',
+    env: ['FLAGS_MAX_CONTEXT_PROPERTIES'],
+    parse: p.wholeNumber,
+    default: 100,
+    doc: "Most properties in one request's context (query: at most this many plus 6 parameters); more get 400",
+  },
+  {
+    key: 'maxContextValueLength',
+    env: ['FLAGS_MAX_CONTEXT_VALUE_LENGTH'],
+    parse: p.wholeNumber,
+    default: 1024,
+    doc: 'Longest context field or property value, in characters; longer ones get 400',
+  },
+  {
+    key: 'maxContextSize',
+    env: ['FLAGS_MAX_CONTEXT_SIZE'],
+    parse: p.wholeNumber,
+    default: 16384,
+    doc: 'Most characters of all context field names and values of one request; more get 400',
+  },
+  {
     key: 'maxStreams',
     env: ['FLAGS_MAX_STREAMS'],
     parse: p.wholeNumber,

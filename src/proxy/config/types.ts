@@ -59,6 +59,9 @@ export interface ProxyOptions {
   httpsProxy?: string;
   noProxy?: string;
   maxBodySize?: number;
+  maxContextProperties?: number;
+  maxContextValueLength?: number;
+  maxContextSize?: number;
   maxStreams?: number;
   maxStoredDefinitionsBytes?: number;
   streamHeartbeatInterval?: number;
@@ -112,6 +115,9 @@ export interface ProxyConfig {
   httpsProxy: string | undefined;
   noProxy: string | undefined;
   maxBodySize: number;
+  maxContextProperties: number;
+  maxContextValueLength: number;
+  maxContextSize: number;
   maxStreams: number;
   maxStoredDefinitionsBytes: number;
   streamHeartbeatInterval: number;

@@ -1,12 +1,13 @@
 import type { Request } from 'express';
 import type { Context } from 'unleash-client';
 import { ValidationError } from '../../common/errors/http-errors';
-import { contextSchema, describeIssues, type ClientContext } from './schemas';
+import { ContextBudget, requireDataName, type ContextLimits } from './limits';
+import { readQuery, ROOT_FIELDS } from './query';
+import { contextSchema, describeIssues } from './schemas';
 
-export const ROOT_FIELDS = ['appName', 'environment', 'userId', 'sessionId', 'currentTime'] as const;
+export { ROOT_FIELDS } from './query';
 const ROOT = new Set<string>(ROOT_FIELDS);
 const IGNORED = new Set(['remoteAddress']);
-const PROPERTY_PARAM = /^properties\[([^\]]+)\]$/;
 
 /** Strips the IPv4-mapped IPv6 prefix so IP strategies see `10.1.2.3`, not `::ffff:10.1.2.3`. */
 function clientAddress(req: Request): string | undefined {
@@ -14,48 +15,84 @@ function clientAddress(req: Request): string | undefined {
   return ip?.startsWith('::ffff:') ? ip.slice(7) : ip;
 }
 
-/** The client-supplied part of a context from query parameters (GET). */
-export function contextFromQuery(query: Request['query']): Omit<Context, 'remoteAddress'> {
-  const context: Context = {};
-  const properties: Record<string, string> = {};
-  for (const [name, value] of Object.entries(query)) {
-    if (Array.isArray(value))
-      throw new ValidationError(`Query parameter "${name}" is given more than once; send it once`);
-    if (typeof value !== 'string')
-      throw new ValidationError(`Query parameter "${name}" must be a plain value`);
-    if (value === '' || IGNORED.has(name)) continue;
-    const property = PROPERTY_PARAM.exec(name);
-    if (property) properties[property[1]] = value;
-    else if (ROOT.has(name)) (context as Record<string, string>)[name] = value;
-    else properties[name] = value;
-  }
-  if (Object.keys(properties).length > 0) context.properties = properties;
+/** The client-supplied part of a context from a query string (GET), within the context limits. */
+export function contextFromQuery(query: string, limits: ContextLimits): Omit<Context, 'remoteAddress'> {
+  const { root, properties } = readQuery(query, limits);
+  const context: Context = root;
+  if (properties !== undefined) context.properties = properties;
   return context;
 }
 
-/** The client-supplied part of a context from a POST body's `context`. */
-export function contextFromBody(raw: unknown): Omit<Context, 'remoteAddress'> {
+/**
+ * Refuses, before any schema runs, a context over the limits or with a field named `__proto__`,
+ * `constructor` or `prototype` (at the root or in `properties`; anything deeper is a nested object,
+ * which the schema refuses). Values of the wrong type are left to the schema, which names them.
+ */
+export function checkContextInput(raw: unknown, limits: ContextLimits, root = 'context'): void {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return;
+  const budget = new ContextBudget(limits);
+  const record = raw as Record<string, unknown>;
+  const given = record.properties;
+  const properties =
+    typeof given === 'object' && given !== null && !Array.isArray(given)
+      ? (given as Record<string, unknown>)
+      : {};
+  for (const name of Object.keys(record)) {
+    const value = record[name];
+    const field = `${root}.${name}`;
+    if (name === 'properties' && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const props = value as Record<string, unknown>;
+      for (const prop of Object.keys(props)) {
+        const v = props[prop];
+        budget.take(prop, typeof v === 'string' ? v : '', `${field}.${prop}`, true);
+      }
+      continue;
+    }
+    if (name === 'properties' || IGNORED.has(name)) {
+      requireDataName(name, field);
+      continue;
+    }
+    const isProperty = !ROOT.has(name);
+    if (isProperty && Object.hasOwn(properties, name))
+      throw new ValidationError(`${field} is given twice (also as ${root}.properties.${name}); send it once`);
+    budget.take(name, typeof value === 'string' ? value : '', field, isProperty);
+  }
+}
+
+/** The client-supplied part of a context from a POST body's `context`, within the context limits. */
+export function contextFromBody(raw: unknown, limits: ContextLimits): Omit<Context, 'remoteAddress'> {
   if (raw === undefined || raw === null) return {};
+  checkContextInput(raw, limits);
   const parsed = contextSchema.safeParse(raw);
   if (!parsed.success)
     throw new ValidationError(`Invalid request body: ${describeIssues(parsed.error, 'context')}`);
   return normalise(parsed.data);
 }
 
-function normalise(input: ClientContext): Context {
+/** A context as `contextSchema` (or a schema extending it) gives it. */
+interface AcceptedContext {
+  readonly [name: string]: unknown;
+  readonly properties?: Readonly<Record<string, string | null>> | null;
+}
+
+/** A context the schema has accepted (after `checkContextInput`), as the SDK takes it. */
+export function normalise(input: AcceptedContext): Context {
   const context: Context = {};
-  const properties: Record<string, string> = {};
-  for (const [name, value] of Object.entries(input)) {
-    if (name === 'properties' || IGNORED.has(name) || value === undefined || value === null || value === '')
-      continue;
-    if (typeof value !== 'string') continue;
+  let properties: Record<string, string> | undefined;
+  for (const name of Object.keys(input)) {
+    const value: unknown = input[name];
+    if (name === 'properties' || IGNORED.has(name) || typeof value !== 'string' || value === '') continue;
     if (ROOT.has(name)) (context as Record<string, string>)[name] = value;
-    else properties[name] = value;
+    else (properties ??= {})[name] = value;
   }
-  for (const [name, value] of Object.entries(input.properties ?? {})) {
-    if (value !== null && value !== '') properties[name] = value;
+  const given = input.properties;
+  if (given) {
+    for (const name of Object.keys(given)) {
+      const value = given[name];
+      if (value !== null && value !== '') (properties ??= {})[name] = value;
+    }
   }
-  if (Object.keys(properties).length > 0) context.properties = properties;
+  if (properties !== undefined) context.properties = properties;
   return context;
 }
 

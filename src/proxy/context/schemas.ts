@@ -39,6 +39,12 @@ export const proxyBodySchema = z.object(
   { error: 'request body must be a JSON object' },
 );
 
+/**
+ * `proxyBodySchema` without its context, which `contextFromBody` checks (limits first, then
+ * `contextSchema`): validating it here too would run the schema twice on the largest part.
+ */
+export const proxyBodyEnvelopeSchema = proxyBodySchema.extend({ context: z.unknown().optional() });
+
 export type ProxyBody = z.infer<typeof proxyBodySchema>;
 export type ClientContext = z.infer<typeof contextSchema>;
 

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseQuery } from 'node:querystring';
 import type { Request } from 'express';
 import type { Context } from 'unleash-client';
 import { EndpointDisabled, ValidationError } from '../../common/errors/http-errors';
 import { etagMatches } from '../../common/http/etag';
 import type { ContextEnricher } from '../config/types';
 import { completeContext, contextFromBody, contextFromQuery } from '../context/build-context';
-import { describeIssues, proxyBodySchema } from '../context/schemas';
+import type { ContextLimits } from '../context/limits';
+import { describeIssues, proxyBodyEnvelopeSchema } from '../context/schemas';
 import type { Evaluator, Prepared, Reply, Selection } from './evaluator';
 import { writeReply } from './write-reply';
 
@@ -18,6 +18,8 @@ export interface PipelineOptions {
   environment: string | undefined;
   enrichers: readonly ContextEnricher[];
   enableAllEndpoint: boolean;
+  /** What one request's context may hold; over a limit is a 400 naming it. */
+  contextLimits: ContextLimits;
 }
 
 /** A request's context and selection, read from its query (GET) or body (POST). */
@@ -48,17 +50,24 @@ export class EvaluationPipeline {
     return this.options.enrichers.length === 0;
   }
 
-  /** Input of a GET: the query string (400 for a parameter given twice). */
+  /** What one request's context may hold. */
+  get contextLimits(): ContextLimits {
+    return this.options.contextLimits;
+  }
+
+  /** Input of a GET: the query string (400 for a parameter given twice, or over a limit). */
   fromQuery(query: string): EvaluationInput {
-    return { clientContext: contextFromQuery(parseQuery(query)), toggles: undefined };
+    return { clientContext: contextFromQuery(query, this.contextLimits), toggles: undefined };
   }
 
   /** Input of a POST: the parsed JSON body (400 naming the field that is wrong). */
   fromBody(body: unknown): EvaluationInput {
-    const parsed = proxyBodySchema.safeParse(body);
+    const parsed = proxyBodyEnvelopeSchema.safeParse(body);
     if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssues(parsed.error)}`);
-    const raw = body && typeof body === 'object' ? (body as { context?: unknown }).context : undefined;
-    return { clientContext: contextFromBody(raw), toggles: parsed.data.toggles };
+    return {
+      clientContext: contextFromBody(parsed.data.context, this.contextLimits),
+      toggles: parsed.data.toggles,
+    };
   }
 
   /** 501 for `/all` unless enabled (`basePath` names the path asked for); then which toggles are asked for. */

@@ -1,10 +1,15 @@
 import { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import type { Context } from 'unleash-client';
 import type { z } from 'zod';
-import { AuthenticationRequired, NoAccessError, NotFoundError } from '../../common/errors/http-errors';
+import {
+  AuthenticationRequired,
+  NoAccessError,
+  NotFoundError,
+  ValidationError,
+} from '../../common/errors/http-errors';
 import { etagMatches, weakEtag } from '../../common/http/etag';
 import { jsonBody } from '../../common/http/json-body';
-import { contextFromBody } from '../context/build-context';
+import { checkContextInput, normalise } from '../context/build-context';
 import type { EvaluationPipeline } from '../evaluation/pipeline';
 import { describeIssues } from '../context/schemas';
 import { detailsFor, evaluateWithDetails } from '../evaluation/details';
@@ -56,6 +61,14 @@ function badRequest(error: z.ZodError, key: string | undefined): OfrepError {
   });
 }
 
+function invalidContext(message: string, key: string | undefined): OfrepError {
+  return new OfrepError(400, {
+    ...(key === undefined ? {} : { key }),
+    errorCode: 'INVALID_CONTEXT',
+    errorDetails: `Invalid request body: ${message}`,
+  });
+}
+
 /**
  * `POST {prefix}/ofrep/v1/evaluate/flags/{key}`, `POST {prefix}/ofrep/v1/evaluate/flags` and the
  * change stream `GET {prefix}/ofrep/v1/flag-changes`, mounted under `{prefix}/ofrep`.
@@ -68,19 +81,28 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
   const requireKey = requireOfrepKey(opts.auth);
 
   const evaluationContext = async (req: Request, key: string | undefined): Promise<Context> => {
+    const rawContext = (req.body as { context?: unknown } | undefined)?.context;
+    try {
+      checkContextInput(rawContext, opts.pipeline.contextLimits);
+    } catch (err) {
+      if (err instanceof ValidationError) throw invalidContext(err.message, key);
+      throw err;
+    }
     const parsed = ofrepRequestSchema.safeParse(req.body ?? {});
     if (!parsed.success) throw badRequest(parsed.error, key);
-    const raw = (req.body as { context?: Record<string, unknown> | null } | undefined)?.context ?? {};
-    const { targetingKey: _targetingKey, ...rest } = raw;
-    const userId = parsed.data.context?.targetingKey;
+    const { targetingKey, ...rest } = parsed.data.context ?? {};
     // OpenFeature's targetingKey is the user: it wins over a `userId` sent beside it.
-    const clientPart = contextFromBody(userId === undefined || userId === null ? rest : { ...rest, userId });
+    const clientPart = normalise(
+      targetingKey === undefined || targetingKey === null ? rest : { ...rest, userId: targetingKey },
+    );
     return opts.pipeline.context({ clientContext: clientPart, toggles: undefined }, req);
   };
 
   router.use(requireReady(opts.features));
+  // Before the routes: the key is checked ahead of the path's flag key (a bad escape there is a 400).
+  router.use('/v1/evaluate/flags', requireKey);
 
-  router.post('/v1/evaluate/flags/:key', requireKey, ...jsonBody(opts.maxBodySize), async (req, res) => {
+  router.post('/v1/evaluate/flags/:key', ...jsonBody(opts.maxBodySize), async (req, res) => {
     const key = String(req.params.key);
     const context = await evaluationContext(req, key);
     const details = evaluateWithDetails(opts.features, key, context);
@@ -90,7 +112,7 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
     sendJson(res, status, result);
   });
 
-  router.post('/v1/evaluate/flags', requireKey, ...jsonBody(opts.maxBodySize), async (req, res) => {
+  router.post('/v1/evaluate/flags', ...jsonBody(opts.maxBodySize), async (req, res) => {
     const context = await evaluationContext(req, undefined);
     res.setHeader('Cache-Control', 'no-cache');
     // A pure answer (every flag a function of the definitions and this context) has a validator
@@ -172,6 +194,22 @@ const ofrepErrors: ErrorRequestHandler = (err: unknown, req, res, next) => {
   }
   if (err instanceof OfrepError) {
     sendJson(res, err.status, err.body);
+    return;
+  }
+  if (err instanceof ValidationError) {
+    const key = flagKeyOfPath(req.path);
+    sendJson(res, 400, {
+      ...(key === undefined ? {} : { key }),
+      errorCode: 'PARSE_ERROR',
+      errorDetails: err.message,
+    });
+    return;
+  }
+  if (err instanceof URIError) {
+    sendJson(res, 400, {
+      errorCode: 'PARSE_ERROR',
+      errorDetails: 'The flag key in the path is not valid percent-encoding (a "%" must start "%XX")',
+    });
     return;
   }
   const parseFailed = (err as { type?: unknown } | null)?.type === 'entity.parse.failed';
