@@ -177,4 +177,44 @@ describe('flag names are data', () => {
       .flatMap((r) => Object.keys((r.body as { bucket: { toggles: object } }).bucket.toggles));
     expect(counted.filter((n) => n !== 'real')).toEqual([]);
   });
+
+  test('client usage about toggles and variants named like Object.prototype members is relayed with those names', async () => {
+    const { upstream, app, post } = await proxyWith(definitionsNamed(['real']), 100);
+    const toggles = Object.fromEntries(
+      PROTOTYPE_NAMES.map((name) => [name, { yes: 1, no: 2, variants: Object.fromEntries([[name, 3]]) }]),
+    );
+    // Object.prototype's own names include `__proto__`: fromEntries and JSON keep it as an own key
+    const body = JSON.stringify({
+      appName: 'web',
+      instanceId: 'i1',
+      bucket: { start: new Date().toISOString(), stop: new Date().toISOString(), toggles },
+    });
+    expect(body).toContain('"__proto__":{"yes":1');
+    const sent = await fetch(`${await servers.listen(app)}/proxy/client/metrics`, {
+      method: 'POST',
+      headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
+      body,
+    });
+    expect(sent.status).toBe(202);
+    await app.close();
+    const forwarded = upstream
+      .posted('/api/client/metrics')
+      .map(
+        (r) =>
+          r.body as {
+            appName: string;
+            bucket: { toggles: Record<string, { yes: number; variants: Record<string, number> }> };
+          },
+      )
+      .filter((b) => b.appName === 'web');
+    expect(forwarded).toHaveLength(1);
+    const relayed = forwarded[0].bucket.toggles;
+    for (const name of PROTOTYPE_NAMES) {
+      expect(Object.prototype.hasOwnProperty.call(relayed, name)).toBe(true);
+      expect(relayed[name].yes).toBe(1);
+      expect(relayed[name].variants[name]).toBe(3);
+    }
+    expect(prototypeIsClean()).toBe(true);
+    void post;
+  });
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { dataRecord } from '../../common/http/data-record';
 
 /** Longest app name, instance id, toggle or variant name accepted; bounds the memory of one entry. */
 export const MAX_NAME_LENGTH = 255;
@@ -47,13 +48,18 @@ const name = (what: string) =>
 
 const optionalName = (what: string) => name(what).nullish();
 
+/** A toggle or variant name: data, kept exactly as sent (never trimmed), any name `__proto__` included. */
+const dataName = (what: string) =>
+  z
+    .string({ error: `must be a non-empty ${what}` })
+    .min(1, `must be a non-empty ${what}`)
+    .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`);
+
 export const toggleCountsSchema = z.object(
   {
     yes: count,
     no: count,
-    variants: z
-      .record(name('variant name'), count, { error: 'must be an object of variant counts' })
-      .nullish(),
+    variants: dataRecord(dataName('variant name'), count, 'must be an object of variant counts').nullish(),
   },
   { error: 'must be an object {yes, no, variants?}' },
 );
@@ -75,9 +81,11 @@ export const clientMetricsSchema = z
           {
             start: instant,
             stop: instant,
-            toggles: z.record(name('toggle name'), toggleCountsSchema, {
-              error: 'must be an object of toggle counts',
-            }),
+            toggles: dataRecord(
+              dataName('toggle name'),
+              toggleCountsSchema,
+              'must be an object of toggle counts',
+            ),
           },
           { error: 'must be an object {start, stop, toggles}' },
         )

@@ -1,4 +1,5 @@
 import { Unleash, type Strategy } from 'unleash-client';
+import { nameMap } from '../../common/http/data-record';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type Repository from 'unleash-client/lib/repository';
 import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
@@ -9,11 +10,6 @@ import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
  * checks the shape it relies on, and the adapter falls back to the public API when a check fails
  * (or, where names would otherwise reach a prototype, refuses to start).
  */
-
-/** A map from names to values that has no prototype: every name, `__proto__` included, is data. */
-export function nameMap<T>(): Record<string, T> {
-  return Object.create(null) as Record<string, T>;
-}
 
 /**
  * The SDK keeps toggles in a plain object keyed by name (`data[name]`): a toggle named

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dataRecord } from '../http/data-record';
+import { dataRecord } from '../../common/http/data-record';
 
 /** A time as an ISO 8601 string or epoch milliseconds, as SDKs send it. */
 const instant = z.union([

@@ -1,4 +1,4 @@
-import { nameMap } from '../http/data-record';
+import { nameMap } from '../../common/http/data-record';
 import type { Db } from '../storage/db';
 
 export interface ClientRegistration {

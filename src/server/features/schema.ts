@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dataRecord, nameMap } from '../http/data-record';
+import { dataRecord, nameMap } from '../../common/http/data-record';
 
 /**
  * The features file: flag definitions in the client-API format that `unleash-client` and the proxy
