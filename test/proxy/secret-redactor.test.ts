@@ -1,5 +1,7 @@
 import { ConfigError } from '../../src/common/config/resolve';
+import { secretValues } from '../../src/common/logging/redact';
 import { REDACTED, SecretRedactor } from '../../src/common/logging/secret-redactor';
+import { PROXY_OPTIONS } from '../../src/proxy/config/options';
 import { parseConfig } from '../../src/proxy/config/parse-config';
 
 describe('the redaction of log lines', () => {
@@ -44,5 +46,10 @@ describe('the redaction of log lines', () => {
       expect(text).toContain(`FLAGS_URL="ftp://u:${REDACTED}@host/api"`);
       expect(text).not.toContain('p1');
     }
+  });
+
+  it('knows the secret of a `secret@environment` client key by itself too', () => {
+    const values = new Map<string, unknown>([['clientKeys', ['pretrusted-key-1@production']]]);
+    expect(secretValues(PROXY_OPTIONS, values)).toEqual(['pretrusted-key-1@production', 'pretrusted-key-1']);
   });
 });

@@ -125,8 +125,14 @@ export function secretValues(specs: readonly OptionSpec[], values: ReadonlyMap<s
   for (const spec of specs) {
     if (!spec.secret) continue;
     const value = values.get(spec.key);
-    if (typeof value === 'string') out.push(value);
-    else if (Array.isArray(value)) out.push(...value.filter((v): v is string => typeof v === 'string'));
+    const strings = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
+    for (const v of strings) {
+      if (typeof v !== 'string') continue;
+      out.push(v);
+      // `secret@environment` (Edge's pretrusted form): the secret alone is a secret too.
+      const at = v.lastIndexOf('@');
+      if (at > 0 && !v.includes('://')) out.push(v.slice(0, at));
+    }
   }
   return out;
 }
