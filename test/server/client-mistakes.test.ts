@@ -80,7 +80,7 @@ describe('error-level lines caused by requests on flags-server', () => {
       {},
       { handleSignals: false },
     );
-  });
+  }, 120_000);
   afterAll(async () => running?.close());
 
   it('are rate-limited: a fault that repeats on every request logs one error line, the others at debug with their error id', async () => {

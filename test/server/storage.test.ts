@@ -46,11 +46,13 @@ describe('the embedded database in a data directory', () => {
       expect(migrations.map((m) => m.name)).toEqual([
         '001_roles_and_tokens.sql',
         '002_client_applications.sql',
+        '003_role_name_keys.sql',
+        '004_token_scopes.sql',
       ]);
     } finally {
       await second.close();
     }
-  });
+  }, 120_000); // two PGlite starts on a persisted folder
 });
 
 describe.each(backends())('storage on $name', (backend) => {

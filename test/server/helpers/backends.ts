@@ -69,9 +69,10 @@ export async function testServer(backend: Backend, extra: FlagServerOptions = {}
  */
 export function useTestServer(backend: Backend, extra: FlagServerOptions = {}): () => FlagServer {
   let server: FlagServer | undefined;
+  // Starting PGlite (WebAssembly) takes seconds, and far longer on a machine busy with other suites.
   beforeAll(async () => {
     server = await testServer(backend, extra);
-  });
+  }, 120_000);
   afterAll(async () => {
     await server?.close();
     await backend.cleanup();
