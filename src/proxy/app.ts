@@ -65,7 +65,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   // The Unleash frontend API (Unleash Edge's paths): the /proxy routers, mounted at both paths.
   const frontendPath = `${config.proxyBasePath}/api/frontend`;
   const clientPaths = [proxyPath, frontendPath];
-  const metrics = new ProxyMetrics(features);
+  const metrics = new ProxyMetrics(features, config.prometheusCacheInterval);
   backup?.register(metrics.registry);
   const clientUsage = new ClientUsage({
     config,

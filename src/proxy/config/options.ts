@@ -319,6 +319,13 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     doc: 'Most characters of all context field names and values of one request; more get 400',
   },
   {
+    key: 'prometheusCacheInterval',
+    env: ['FLAGS_PROMETHEUS_CACHE_INTERVAL'],
+    parse: p.wholeNumber,
+    default: 1000,
+    doc: 'ms a rendered Prometheus exposition answers further scrapes (with workers: the aggregate); 0 renders every scrape',
+  },
+  {
     key: 'maxStreams',
     env: ['FLAGS_MAX_STREAMS'],
     parse: p.wholeNumber,

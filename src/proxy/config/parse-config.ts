@@ -137,6 +137,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     maxContextProperties: get('maxContextProperties'),
     maxContextValueLength: get('maxContextValueLength'),
     maxContextSize: get('maxContextSize'),
+    prometheusCacheInterval: get('prometheusCacheInterval'),
     maxStreams: get('maxStreams'),
     streamHeartbeatInterval: get('streamHeartbeatInterval'),
     expBootstrap,

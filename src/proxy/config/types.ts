@@ -62,6 +62,7 @@ export interface ProxyOptions {
   maxContextProperties?: number;
   maxContextValueLength?: number;
   maxContextSize?: number;
+  prometheusCacheInterval?: number;
   maxStreams?: number;
   streamHeartbeatInterval?: number;
   expBootstrap?: BootstrapOptions;
@@ -117,6 +118,7 @@ export interface ProxyConfig {
   maxContextProperties: number;
   maxContextValueLength: number;
   maxContextSize: number;
+  prometheusCacheInterval: number;
   maxStreams: number;
   streamHeartbeatInterval: number;
   expBootstrap: BootstrapOptions | undefined;
