@@ -330,7 +330,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     env: ['FLAGS_MAX_STREAMS'],
     parse: p.wholeNumber,
     default: 10000,
-    doc: 'Most OFREP change-notification streams (SSE) open at once; more get 503',
+    doc: "Most OFREP change-notification streams (SSE) open at once, at most half the process's open-file limit; more get 503",
   },
   {
     key: 'streamHeartbeatInterval',
