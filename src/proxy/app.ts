@@ -19,6 +19,7 @@ import { evaluationRouter } from './evaluation/router';
 import { frontendFeatureRouter } from './frontend-api/feature-router';
 import { healthRouter } from './health/router';
 import { ChangeStreams } from './ofrep/event-stream';
+import { effectiveStreamLimit } from './ofrep/stream-limit';
 import { ofrepRouter } from './ofrep/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
@@ -65,7 +66,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   // The Unleash frontend API (Unleash Edge's paths): the /proxy routers, mounted at both paths.
   const frontendPath = `${config.proxyBasePath}/api/frontend`;
   const clientPaths = [proxyPath, frontendPath];
-  const metrics = new ProxyMetrics(features);
+  const metrics = new ProxyMetrics(features, config.prometheusCacheInterval);
   backup?.register(metrics.registry);
   const clientUsage = new ClientUsage({
     config,
@@ -90,7 +91,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const checkKey = keyCheck(config.clientKeysHeaderName, config.clientKeys, 'client key');
   const changeStreams = new ChangeStreams({
     features,
-    maxStreams: config.maxStreams,
+    maxStreams: effectiveStreamLimit(config.maxStreams),
     heartbeatMs: config.streamHeartbeatInterval,
     registry: metrics.registry,
   });

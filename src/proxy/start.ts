@@ -44,7 +44,12 @@ export async function start(
     const workerEnv = Object.fromEntries(
       Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'),
     );
-    return runPrimary({ workers: config.workers, logger: config.logger, env: workerEnv });
+    return runPrimary({
+      workers: config.workers,
+      logger: config.logger,
+      env: workerEnv,
+      scrapeCacheMs: config.prometheusCacheInterval,
+    });
   }
   return serve(options, env);
 }
@@ -80,6 +85,6 @@ async function serve(options: ProxyOptions, env: NodeJS.ProcessEnv): Promise<Run
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
-  if (inCluster) app.metrics.scrape = joinCluster(app.metrics.registry, stopAndExit);
+  if (inCluster) app.metrics.renderWith(joinCluster(app.metrics.registry, stopAndExit));
   return { kind: 'proxy', app, server, stop };
 }

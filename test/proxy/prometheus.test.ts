@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { Gauge } from 'prom-client';
 import type { ProxyApp } from '../../src/proxy/app';
 import { sampleFeatures } from '../support/fixtures';
 import { CLIENT_KEY, proxyFor, readyProxyFor, waitFor } from '../support/proxy';
@@ -166,5 +167,49 @@ describe('GET /proxy/internal-backstage/prometheus', () => {
     upstream.fault = undefined;
     await app.whenReady();
     expect((await request(app).get(PATH).set('Authorization', CLIENT_KEY)).status).toBe(200);
+  });
+});
+
+describe('scrape cost', () => {
+  /** A series whose collection counts the renders of the registry. */
+  function countRenders(app: ProxyApp): () => number {
+    let renders = 0;
+    new Gauge({
+      name: 'test_renders',
+      help: 'renders of this registry',
+      registers: [app.metrics.registry],
+      collect() {
+        renders += 1;
+        this.set(renders);
+      },
+    });
+    return () => renders;
+  }
+
+  test('a flood of concurrent scrapes renders the registry once per prometheusCacheInterval', async () => {
+    const app = await proxy({ prometheusCacheInterval: 60_000 });
+    const renders = countRenders(app);
+    const agent = request.agent(app);
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, () => agent.get(PATH).set('Authorization', CLIENT_KEY)),
+    );
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+    for (let i = 0; i < 20; i++) await scrape(app);
+    expect(renders()).toBe(1);
+    const text = await scrape(app);
+    for (const name of [
+      'flags_proxy_up',
+      'last_metrics_update_epoch_timestamp_ms',
+      'last_metrics_fetch_epoch_timestamp_ms',
+    ])
+      expect(text).toMatch(new RegExp(`^${name} \\d+`, 'm'));
+  });
+
+  test('with prometheusCacheInterval 0 every scrape renders', async () => {
+    const app = await proxy({ prometheusCacheInterval: 0 });
+    const renders = countRenders(app);
+    for (let i = 0; i < 3; i++) await scrape(app);
+    expect(renders()).toBe(3);
   });
 });

@@ -14,6 +14,8 @@ export function proxyFor(upstream: TestUpstream, options: ProxyOptions = {}): Pr
       clientKeys: [CLIENT_KEY],
       refreshInterval: 200,
       metricsInterval: 60_000,
+      // tests read their own requests back at once; the scrape cache has its own tests
+      prometheusCacheInterval: 0,
       logger: silentLogger,
       ...options,
     },

@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import type { Logger } from '../../common/logging/logger';
+import { cachedRender } from '../prometheus/cached-render';
 import { isClusterMessage, WORKER_ENV, type ClusterMessage } from './messages';
 
 /** A worker that lived at least this long counts as started: its death restarts it at once. */
@@ -25,6 +26,8 @@ export interface PrimaryOptions {
   logger: Logger;
   /** Extra environment of the workers (they also inherit the primary's). */
   env: Record<string, string>;
+  /** ms an aggregated exposition answers further scrapes (`prometheusCacheInterval`). */
+  scrapeCacheMs: number;
   /** Called after a signal-initiated stop; exits the process by default. */
   exit?: (code: number) => void;
 }
@@ -42,7 +45,13 @@ function describeExit(code: number | null, signal: string | null): string {
  * (with a back-off while workers die soon after starting), forwards SIGTERM/SIGINT and waits for
  * every worker's shutdown, and aggregates the workers' Prometheus registries for a scrape.
  */
-export function runPrimary({ workers, logger, env, exit = process.exit }: PrimaryOptions): RunningPrimary {
+export function runPrimary({
+  workers,
+  logger,
+  env,
+  scrapeCacheMs,
+  exit = process.exit,
+}: PrimaryOptions): RunningPrimary {
   const startedAt = new Map<number, number>();
   /** Workers that listen, and so have their shutdown handler; others are simply terminated. */
   const listening = new Set<number>();
@@ -89,40 +98,44 @@ export function runPrimary({ workers, logger, env, exit = process.exit }: Primar
 
   cluster.on('listening', (worker) => listening.add(worker.id));
 
+  // One listener for every collection (never one per scrape), and one collection shared by every
+  // scrape that arrives while it runs or within `scrapeCacheMs` after it.
   let nextCollect = 0;
+  const collecting = new Map<string, { answers: object[][]; left: number; finish: () => void }>();
+  cluster.on('message', (_worker, message: unknown) => {
+    if (!isClusterMessage(message) || message.type !== 'flags-proxy:collected') return;
+    const collection = collecting.get(message.id);
+    if (!collection) return;
+    collection.answers.push(message.metrics);
+    if (--collection.left === 0) collection.finish();
+  });
   const collect = (): Promise<object[][]> => {
     const id = `c${nextCollect++}`;
     const live = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w?.isConnected() === true);
     return new Promise((resolve) => {
       const answers: object[][] = [];
-      let left = live.length;
       const finish = () => {
         clearTimeout(timer);
-        cluster.off('message', onMessage);
+        collecting.delete(id);
         resolve(answers);
       };
-      const onMessage = (_worker: Worker, message: unknown) => {
-        if (!isClusterMessage(message) || message.type !== 'flags-proxy:collected' || message.id !== id)
-          return;
-        answers.push(message.metrics);
-        if (--left === 0) finish();
-      };
       const timer = setTimeout(finish, COLLECT_TIMEOUT_MS);
-      cluster.on('message', onMessage);
-      if (left === 0) finish();
+      if (live.length === 0) return finish();
+      collecting.set(id, { answers, left: live.length, finish });
       for (const worker of live) send(worker, { type: 'flags-proxy:collect', id });
     });
   };
+  const aggregate = cachedRender(async () => {
+    const answers = await collect();
+    answering.set(answers.length);
+    const aggregated = AggregatorRegistry.aggregate<'text/plain; version=0.0.4; charset=utf-8'>(answers);
+    return Registry.merge([aggregated, own]).metrics();
+  }, scrapeCacheMs);
 
   cluster.on('message', (worker, message: unknown) => {
     if (!isClusterMessage(message) || message.type !== 'flags-proxy:scrape') return;
-    void collect()
-      .then(async (answers) => {
-        answering.set(answers.length);
-        const aggregated = AggregatorRegistry.aggregate<'text/plain; version=0.0.4; charset=utf-8'>(answers);
-        const text = await Registry.merge([aggregated, own]).metrics();
-        send(worker, { type: 'flags-proxy:scraped', id: message.id, text });
-      })
+    aggregate()
+      .then((text) => send(worker, { type: 'flags-proxy:scraped', id: message.id, text }))
       .catch((err: unknown) => {
         const error = err instanceof Error ? err.message : String(err);
         send(worker, { type: 'flags-proxy:scraped', id: message.id, error });

@@ -319,11 +319,18 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     doc: 'Most characters of all context field names and values of one request; more get 400',
   },
   {
+    key: 'prometheusCacheInterval',
+    env: ['FLAGS_PROMETHEUS_CACHE_INTERVAL'],
+    parse: p.wholeNumber,
+    default: 1000,
+    doc: 'ms a rendered Prometheus exposition answers further scrapes (with workers: the aggregate); 0 renders every scrape',
+  },
+  {
     key: 'maxStreams',
     env: ['FLAGS_MAX_STREAMS'],
     parse: p.wholeNumber,
     default: 10000,
-    doc: 'Most OFREP change-notification streams (SSE) open at once; more get 503',
+    doc: "Most OFREP change-notification streams (SSE) open at once, at most half the process's open-file limit; more get 503",
   },
   {
     key: 'streamHeartbeatInterval',

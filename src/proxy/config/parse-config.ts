@@ -140,6 +140,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     maxContextProperties: get('maxContextProperties'),
     maxContextValueLength: get('maxContextValueLength'),
     maxContextSize: get('maxContextSize'),
+    prometheusCacheInterval: get('prometheusCacheInterval'),
     maxStreams: get('maxStreams'),
     maxStoredDefinitionsBytes: get('maxStoredDefinitionsBytes'),
     streamHeartbeatInterval: get('streamHeartbeatInterval'),

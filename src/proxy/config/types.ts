@@ -62,6 +62,7 @@ export interface ProxyOptions {
   maxContextProperties?: number;
   maxContextValueLength?: number;
   maxContextSize?: number;
+  prometheusCacheInterval?: number;
   maxStreams?: number;
   maxStoredDefinitionsBytes?: number;
   streamHeartbeatInterval?: number;
@@ -118,6 +119,7 @@ export interface ProxyConfig {
   maxContextProperties: number;
   maxContextValueLength: number;
   maxContextSize: number;
+  prometheusCacheInterval: number;
   maxStreams: number;
   maxStoredDefinitionsBytes: number;
   streamHeartbeatInterval: number;

@@ -6,7 +6,7 @@ import type { FeatureRepository } from '../upstream/feature-repository';
 
 export interface ChangeStreamsOptions {
   features: FeatureRepository;
-  /** Most streams open at once; more are refused with 503. */
+  /** Most streams open at once (after `effectiveStreamLimit`); more are refused with 503. */
   maxStreams: number;
   /** ms between comment heartbeats; 0 sends none. */
   heartbeatMs: number;
@@ -65,6 +65,11 @@ export class ChangeStreams {
     });
   }
 
+  /** The most streams open at once. */
+  get limit(): number {
+    return this.options.maxStreams;
+  }
+
   get size(): number {
     return this.open.size;
   }
@@ -94,7 +99,7 @@ export class ChangeStreams {
       this.cut.inc({ reason: 'limit' });
       res.setHeader('Retry-After', '5');
       throw new NotReady(
-        `Too many open change streams (maxStreams / FLAGS_MAX_STREAMS = ${this.options.maxStreams}); retry later`,
+        `Too many open change streams (${this.options.maxStreams}: maxStreams / FLAGS_MAX_STREAMS, at most half the process's file descriptor limit); retry later`,
       );
     }
     this.open.add(res);

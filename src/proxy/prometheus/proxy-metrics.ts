@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { FeatureRepository } from '../upstream/feature-repository';
+import { cachedRender } from './cached-render';
 import { RequestSeries } from './request-series';
 
 /** What the client-usage metrics report about themselves; kept as a shape to avoid an import cycle. */
@@ -15,15 +16,19 @@ export interface ClientUsageSource {
  */
 export class ProxyMetrics {
   readonly registry = new Registry();
-  /** The exposition a scrape answers; in a cluster worker, the primary's aggregate of every worker. */
-  scrape: () => Promise<string> = () => this.registry.metrics();
+  private render: () => Promise<string>;
   /** Requests by method, route template and status, with their durations. */
   readonly requestSeries: RequestSeries;
   private readonly clientUsageDropped: Counter<'reason'>;
   private readonly clientUsageForwards: Counter<'path' | 'result'>;
   private clientUsage: ClientUsageSource | undefined;
 
-  constructor(features: FeatureRepository) {
+  /** `cacheMs`: how long a rendered exposition answers further scrapes (`prometheusCacheInterval`). */
+  constructor(
+    features: FeatureRepository,
+    private readonly cacheMs = 0,
+  ) {
+    this.render = cachedRender(() => this.registry.metrics(), cacheMs);
     const registers = [this.registry];
     const up = new Counter({
       name: 'flags_proxy_up',
@@ -137,6 +142,16 @@ export class ProxyMetrics {
       registers,
     });
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The exposition a scrape answers: rendered at most once per `cacheMs`, however many scrapes come. */
+  scrape(): Promise<string> {
+    return this.render();
+  }
+
+  /** Replaces what is rendered (a cluster worker: the primary's aggregate of every worker), cached the same way. */
+  renderWith(render: () => Promise<string>): void {
+    this.render = cachedRender(render, this.cacheMs);
   }
 
   /** Reports the size of the client-usage aggregate in `flags_proxy_client_usage_entries`. */
