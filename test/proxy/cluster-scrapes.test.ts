@@ -133,8 +133,9 @@ test('a scrape flood leaves evaluation throughput with two workers at least half
 
 test('many concurrent scrapes with workers leave no MaxListenersExceededWarning and see the spec metrics', async () => {
   const port = await startCluster();
-  const statuses = await Promise.all(Array.from({ length: 200 }, () => get(port, SCRAPE, false)));
-  expect(statuses.every((s) => s === 200)).toBe(true);
+  // 60 at once: far past Node's 10-listener warning, without starving a loaded CI machine's primary
+  const statuses = await Promise.all(Array.from({ length: 60 }, () => get(port, SCRAPE, false)));
+  expect(statuses.filter((s) => s !== 200)).toEqual([]);
   const text = await new Promise<string>((resolve, reject) => {
     http
       .get({ host: '127.0.0.1', port, path: SCRAPE, headers: { authorization: KEY } }, (res) => {

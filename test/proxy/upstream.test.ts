@@ -126,8 +126,8 @@ describe('upstream faults', () => {
     ['a 500', { status: 500, body: 'oops' }],
     ['non-JSON', { status: 200, body: '<html>not json</html>' }],
     [
-      'a malformed definitions set',
-      { status: 200, body: JSON.stringify({ version: 2, features: [{ name: 'x' }] }) },
+      'a JSON answer that is no definitions document',
+      { status: 200, body: JSON.stringify({ version: 2, toggles: [{ name: 'x' }] }) },
     ],
     ['features that are not a list', { status: 200, body: JSON.stringify({ version: 2, features: 'all' }) }],
     ['a 403', { status: 403 }],
