@@ -1,5 +1,6 @@
 import type { Context } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
+import { listOf } from '../upstream/toggle-faults';
 import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
 import { ownCopy } from '../context/build-context';
 import type {
@@ -31,9 +32,6 @@ const PERCENTAGE_PARAMETER: ReadonlyMap<unknown, string> = new Map([
   ['gradualRolloutSessionId', 'percentage'],
   ['gradualRolloutRandom', 'percentage'],
 ]);
-
-const listOf = <T>(value: readonly T[] | null | undefined): readonly T[] =>
-  Array.isArray(value) ? value : [];
 
 /** More than one variant to choose from: the value is a (sticky) pseudorandom pick. */
 function splitsVariants(strategy: StrategyTransportInterface, feature: FeatureInterface): boolean {

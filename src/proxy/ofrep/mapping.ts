@@ -1,4 +1,5 @@
 import type { FeatureInterface } from 'unleash-client/lib/feature';
+import { listOf } from '../upstream/toggle-faults';
 import type { EvaluationDetails } from '../evaluation/details';
 
 /** The value type of an OFREP flag, fixed by its definition. */
@@ -31,9 +32,6 @@ const PAYLOAD_TYPES: ReadonlyMap<unknown, OfrepFlagType> = new Map([
   ['number', 'number'],
   ['json', 'object'],
 ]);
-
-const listOf = <T>(value: readonly T[] | null | undefined): readonly T[] =>
-  Array.isArray(value) ? value : [];
 
 /**
  * A toggle whose variants (its own and its strategies') all carry payloads of one type has that

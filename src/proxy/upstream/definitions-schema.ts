@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIST_OPERATORS } from './toggle-faults';
 
 /**
  * The documented shape of the client API's definitions (the OpenAPI description of
@@ -8,15 +9,6 @@ import { z } from 'zod';
  * document, and `toggle-faults.ts` quarantines a toggle whose shape would make evaluation throw.
  */
 
-/** Operators that read `values` (a list of strings; the SDK calls `.filter`/`.trim` on it). */
-const LIST_OPERATORS = new Set([
-  'IN',
-  'NOT_IN',
-  'STR_ENDS_WITH',
-  'STR_STARTS_WITH',
-  'STR_CONTAINS',
-  'IN_CIDR',
-]);
 const NUMBER_OPERATORS = new Set(['NUM_EQ', 'NUM_GT', 'NUM_GTE', 'NUM_LT', 'NUM_LTE']);
 const DATE_OPERATORS = new Set(['DATE_AFTER', 'DATE_BEFORE']);
 const SEMVER_OPERATORS = new Set(['SEMVER_EQ', 'SEMVER_GT', 'SEMVER_LT', 'SEMVER_GTE', 'SEMVER_LTE']);

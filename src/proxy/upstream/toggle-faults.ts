@@ -41,7 +41,7 @@ interface Finding {
 }
 
 /** Operators whose SDK code calls `values.filter(...).map(v => v.trim())` before anything else. */
-const LIST_OPERATORS = new Set([
+export const LIST_OPERATORS = new Set([
   'IN',
   'NOT_IN',
   'STR_ENDS_WITH',
@@ -75,6 +75,10 @@ const own = (record: Record<string, unknown>, key: string): unknown =>
   Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined;
 
 const isNullish = (value: unknown) => value === undefined || value === null;
+
+/** A definition's list as the SDK reads it (`Array.isArray` first), empty for anything else. */
+export const listOf = <T>(value: readonly T[] | null | undefined): readonly T[] =>
+  Array.isArray(value) ? value : [];
 
 /** Collects findings of one toggle; the first one that throws decides, else the first irregular one. */
 class Findings {
