@@ -65,7 +65,11 @@ describe("the reference Unleash proxy's names", () => {
 
   test('every variable of the reference proxy that DESIGN.md lists is declared as an alias', () => {
     const aliases = new Map(
-      PROXY_OPTIONS.flatMap((spec) => (spec.aliases?.env ?? []).map((alias) => [alias, spec.env[0]])),
+      PROXY_OPTIONS.flatMap((spec) =>
+        (spec.aliases?.env ?? [])
+          .filter((a) => a.startsWith('UNLEASH_'))
+          .map((alias) => [alias, spec.env[0]]),
+      ),
     );
     expect(Object.fromEntries(aliases)).toEqual({
       UNLEASH_URL: 'FLAGS_URL',
@@ -172,7 +176,7 @@ describe("the reference Unleash proxy's names", () => {
   test('a missing required option is named with its alias', () => {
     const problems = configProblems(() => parseConfig({ logger: silentLogger }, { UNLEASH_API_TOKEN: 't' }));
     expect(problems).toEqual([
-      'Missing required configuration: flagsUrl: FLAGS_URL (or UNLEASH_URL), clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS)',
+      'Missing required configuration: flagsUrl: FLAGS_URL (or UNLEASH_URL or UPSTREAM_URL), clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS or PRETRUSTED_TOKENS)',
     ]);
   });
 

@@ -23,6 +23,8 @@ export interface UnleashRepositoryOptions {
   httpOptions: HttpOptions;
   /** Shared backup: written with every upstream answer, read at start while the upstream does not answer. */
   backup?: DefinitionsBackup;
+  /** Called when the upstream refuses the API token (401/403), after it is logged. */
+  onRejected?: (status: number) => void;
 }
 
 /** Exactly one trailing slash: the SDK resolves `client/features` against it. */
@@ -52,7 +54,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private readonly strategyErrors: RateLimitedLog;
   private readonly upstreamWarnings: RateLimitedLog;
 
-  constructor({ config, strategies, httpOptions, backup }: UnleashRepositoryOptions) {
+  constructor({ config, strategies, httpOptions, backup, onRejected }: UnleashRepositoryOptions) {
     this.logger = config.logger;
     this.strategyErrors = new RateLimitedLog(this.logger, 60_000);
     this.upstreamWarnings = new RateLimitedLog(this.logger, 60_000);
@@ -97,6 +99,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
         this.logger.error(
           `Upstream ${featuresUrl} rejected the API token (HTTP ${status}); check FLAGS_API_TOKEN. Retrying in ${Math.round(retryInMs / 1000)}s`,
         );
+        onRejected?.(status);
       },
     });
     backup?.watch(this.repository);
