@@ -191,7 +191,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     serverSdkRouter({ features, featuresOf: (res) => scopeOf(res).features, auth: clientApiAuth }),
   );
   app.use(
-    `${clientApiPath}/client`,
+    clientApiPath,
     clientMetricsRouter({
       usage: first.clientUsage,
       usageOf,
