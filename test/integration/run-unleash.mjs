@@ -1,3 +1,4 @@
+/* global process, URL */
 // Starts an open-source unleash-server (from npm) on a given database and port; used by the
 // integration tests as a child process, because unleash-server is an ES module.
 // Environment: UNLEASH_IT_DB (postgres URL), UNLEASH_IT_PORT, UNLEASH_IT_ADMIN_TOKEN.
