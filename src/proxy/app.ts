@@ -234,10 +234,10 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     paths: clientPaths,
     features: environments,
     clientKeysHeaderName: header,
-    resolve: (value) => {
+    resolve: (value, connection) => {
       const key = keyFromHeader(value);
       if (key === undefined) return missingKey;
-      const known = keys.known(key, 'frontend');
+      const known = keys.knownOn(connection, key, 'frontend');
       if (known === null) return invalidKey;
       if (known === undefined || !known.environment.isServing()) return undefined;
       return known;

@@ -10,6 +10,9 @@ export type KeyKind = 'frontend' | 'client';
 
 const digest = (value: string): Buffer => hash('sha256', value, 'buffer');
 
+/** Longest key remembered as accepted on a connection. */
+const REMEMBERED_MAX_LENGTH = 512;
+
 /** The upstream's token types accepted for each kind (Unleash 8 calls backend tokens `client` there). */
 const ACCEPTED_TYPES: Record<KeyKind, readonly string[]> = {
   frontend: ['frontend'],
@@ -41,6 +44,10 @@ export interface KeyScopesOptions {
  */
 export class KeyScopes {
   private readonly configured: Record<KeyKind, readonly Configured[]>;
+  private readonly lastOnConnection = new WeakMap<
+    object,
+    { key: Buffer; kind: KeyKind; serving: ScopeServing }
+  >();
 
   constructor(private readonly options: KeyScopesOptions) {
     const { registry } = options;
@@ -64,14 +71,38 @@ export class KeyScopes {
    * when the upstream must be asked (`resolve`).
    */
   known(key: string, kind: KeyKind): ScopeServing | null | undefined {
-    const found = this.match(key, kind);
-    if (found) return found;
+    return this.match(key, kind) ?? this.asked(key, kind);
+  }
+
+  /** What the upstream said of a key that is not configured (null: refused, undefined: not asked yet). */
+  private asked(key: string, kind: KeyKind): ScopeServing | null | undefined {
     const validator = this.options.validator;
     if (!validator || parseUnleashToken(key) === undefined) return null;
     const verdict = validator.known(key);
     if (verdict === undefined) return undefined;
     if (verdict === null) return null;
     return this.servingOf(verdict, kind) ?? null;
+  }
+
+  /**
+   * `known`, remembering the configured key last accepted on a connection (a keep-alive client
+   * repeating its key is not hashed again; the comparison with the remembered key is constant-time,
+   * and an unequal key goes through the full check). Configured keys are fixed for the process's
+   * life; keys the upstream validated are looked up every time, as they can be revoked.
+   */
+  knownOn(connection: object, key: string, kind: KeyKind): ScopeServing | null | undefined {
+    const last = this.lastOnConnection.get(connection);
+    if (last !== undefined && last.kind === kind && last.key.length === Buffer.byteLength(key)) {
+      if (timingSafeEqual(last.key, Buffer.from(key))) return last.serving;
+    }
+    const found = this.match(key, kind);
+    if (found) {
+      // only whole-environment servings: a project view may be dropped and rebuilt
+      if (key.length <= REMEMBERED_MAX_LENGTH && found === found.environment.all)
+        this.lastOnConnection.set(connection, { key: Buffer.from(key), kind, serving: found });
+      return found;
+    }
+    return this.asked(key, kind);
   }
 
   /** The serving of a key, asking the upstream when needed; undefined when refused. */
@@ -120,7 +151,12 @@ function configuredKey(registry: EnvironmentRegistry, entry: string): Configured
         `A client key names environment "${parsed.environment}" and a project that no upstream token in FLAGS_API_TOKEN covers`,
       ]);
     }
-    return { secret: entry, digest: digest(entry), serving: () => serving };
+    // looked up on each use: a project view may have been dropped and rebuilt since
+    return {
+      secret: entry,
+      digest: digest(entry),
+      serving: () => registry.serving(parsed.environment, parsed.projects) ?? serving,
+    };
   }
   const at = entry.lastIndexOf('@');
   const environment = at > 0 ? registry.byName(entry.slice(at + 1)) : undefined;

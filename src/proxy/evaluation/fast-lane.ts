@@ -21,7 +21,10 @@ export interface FastLaneOptions {
    * key, a refusal, or undefined when only Express can tell (a key the upstream must be asked about,
    * an environment that cannot be served now).
    */
-  resolve: (value: string | string[] | undefined) => LaneScope | AuthenticationRequired | undefined;
+  resolve: (
+    value: string | string[] | undefined,
+    connection: object,
+  ) => LaneScope | AuthenticationRequired | undefined;
   /**
    * False when the context needs more than the query and the socket address (context enrichers,
    * `trustProxy`): every request then goes through Express.
@@ -79,7 +82,7 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
     const cors = options.cors.headersFor(raw.headers.origin);
     if (!cors) return false;
     const startedAt = performance.now();
-    const resolved = options.resolve(raw.headers[options.clientKeysHeaderName]);
+    const resolved = options.resolve(raw.headers[options.clientKeysHeaderName], raw.socket);
     if (resolved === undefined) return false;
     if (!('pipeline' in resolved)) {
       const refusal = resolved;

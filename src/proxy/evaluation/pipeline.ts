@@ -117,7 +117,10 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Edge's body form as ours: `{context: <the fields beside toggles>, toggles}`. */
-function contextAtRoot(body: Record<string, unknown>): { context: Record<string, unknown>; toggles?: unknown } {
+function contextAtRoot(body: Record<string, unknown>): {
+  context: Record<string, unknown>;
+  toggles?: unknown;
+} {
   const { toggles, ...context } = body;
   return toggles === undefined ? { context } : { context, toggles };
 }

@@ -57,6 +57,7 @@ export class TokenValidator {
   private readonly revalidation: NodeJS.Timeout;
   private readonly warnings: RateLimitedLog;
   private closed = false;
+  private revalidating = false;
   /** Validation calls made (unknown tokens and revalidations): for metrics and tests. */
   calls = 0;
 
@@ -162,16 +163,23 @@ export class TokenValidator {
    * then on. When the upstream cannot answer, accepted tokens stay accepted until the next round.
    */
   async revalidate(): Promise<void> {
-    const tokens = [...this.accepted.keys()];
-    for (let i = 0; i < tokens.length && !this.closed; i += this.limits.batchSize) {
-      const batch = tokens.slice(i, i + this.limits.batchSize);
-      const answer = await this.ask(batch);
-      if (answer === undefined) continue;
-      for (const token of batch) {
-        const confirmed = answer.get(token);
-        if (confirmed) this.accepted.set(token, confirmed);
-        else this.refuse(token);
+    if (this.revalidating) return; // a slow upstream: one round at a time
+    this.revalidating = true;
+    try {
+      const tokens = [...this.accepted.keys()];
+      for (let i = 0; i < tokens.length && !this.closed; i += this.limits.batchSize) {
+        const batch = tokens.slice(i, i + this.limits.batchSize);
+        const answer = await this.ask(batch);
+        if (answer === undefined) continue;
+        for (const token of batch) {
+          const confirmed = answer.get(token);
+          if (confirmed) {
+            if (this.accepted.has(token)) this.accepted.set(token, confirmed);
+          } else this.refuse(token);
+        }
       }
+    } finally {
+      this.revalidating = false;
     }
   }
 
