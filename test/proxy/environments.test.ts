@@ -214,6 +214,45 @@ describe('several upstream tokens, one environment each', () => {
   });
 });
 
+describe('change streams per environment', () => {
+  test('a stream is told of its own environment’s changes only', async () => {
+    const app = await twoEnvironments({ refreshInterval: 50 });
+    const url = await servers.listen(app);
+    const controller = new AbortController();
+    const res = await fetch(`${url}/ofrep/v1/flag-changes`, {
+      headers: { Authorization: 'prod-key' },
+      signal: controller.signal,
+    });
+    expect(res.status).toBe(200);
+    let received = '';
+    const reader = res.body!.getReader();
+    const reading = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (done) return;
+        received += Buffer.from(value!).toString('utf8');
+      }
+    })();
+    try {
+      await waitFor(() => received.includes(': connected'));
+      // development changes: the production stream hears nothing
+      upstream.setFeatures({ ...DEV, features: [...DEV.features, on('new-dev-flag')] });
+      await waitFor(async () =>
+        names((await request(app).get('/proxy').set('Authorization', 'dev-key')).body).includes(
+          'new-dev-flag',
+        ),
+      );
+      expect(received).not.toContain('refetchEvaluation');
+      // production changes: it is told
+      upstream.addToken(UP_PROD, { ...PROD, features: [...PROD.features, on('new-prod-flag')] });
+      await waitFor(() => received.includes('refetchEvaluation'));
+    } finally {
+      controller.abort();
+      await reading;
+    }
+  });
+});
+
 describe('Unleash tokens validated upstream', () => {
   test('a frontend token the upstream confirms is served its environment, asked about once', async () => {
     const app = await twoEnvironments();
@@ -335,6 +374,12 @@ describe('Unleash tokens validated upstream', () => {
     apps.push(app);
     await app.whenReady();
     expect((await request(app).get('/proxy').set('Authorization', FE_DEV)).status).toBe(200);
+  });
+
+  test('a key of the form secret@environment naming an environment no upstream token holds stops start-up', () => {
+    expect(() =>
+      proxyFor(upstream, { flagsApiToken: `${UP_DEV},${UP_PROD}`, clientKeys: ['k@staging'] }),
+    ).toThrow(/names an environment no upstream token/);
   });
 
   test('a pretrusted Unleash frontend token is served its scope without asking', async () => {
