@@ -1,25 +1,27 @@
 import compression from 'compression';
-import express, { type Express } from 'express';
+import express, { type Express, type Response } from 'express';
 import { errorMiddleware, notFoundHandler } from '../common/http/error-middleware';
 import { logEffectiveConfig } from '../common/logging/redact';
 import { PROXY_OPTIONS } from './config/options';
 import { parseConfig } from './config/parse-config';
 import type { ProxyConfig, ProxyOptions } from './config/types';
-import { keyCheck } from './auth/client-key';
-import { createBackup } from './backup/create-backup';
-import { ClientUsage } from './client-metrics/client-usage';
+import { Registry } from 'prom-client';
+import { AuthenticationRequired } from '../common/errors/http-errors';
+import { keyFromHeader } from './auth/client-key';
+import type { ClientUsage } from './client-metrics/client-usage';
 import { clientMetricsRouter } from './client-metrics/router';
 import { CorsHeaderMemo } from './cors/cors-headers';
 import { corsMiddleware } from './cors/cors-middleware';
 import { docsRouter } from './docs/router';
-import { Evaluator } from './evaluation/evaluator';
+import { registerEnvironmentMetrics } from './environments/environment-metrics';
+import { KeyScopes } from './environments/key-scopes';
+import { EnvironmentRegistry } from './environments/registry';
+import { environmentRefused, requireScope, scopeOf } from './environments/require-scope';
 import { installFastLane } from './evaluation/fast-lane';
-import { EvaluationPipeline } from './evaluation/pipeline';
 import { evaluationRouter } from './evaluation/router';
 import { frontendFeatureRouter } from './frontend-api/feature-router';
 import { healthRouter } from './health/router';
-import { ChangeStreams } from './ofrep/event-stream';
-import { effectiveStreamLimit } from './ofrep/stream-limit';
+import type { ChangeStreams } from './ofrep/event-stream';
 import { ofrepRouter } from './ofrep/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
@@ -27,10 +29,11 @@ import { RequestMetrics } from './prometheus/request-metrics';
 import { prometheusRouter } from './prometheus/router';
 import { requireReady } from './readiness/require-ready';
 import { serverSdkRouter } from './server-sdk/router';
-import { requireClientKeyOrServerToken, requireServerToken } from './server-sdk/server-token';
+import { requireServerToken } from './server-sdk/server-token';
+import { TokenValidator } from './token-validation/token-validator';
+import { validationClient } from './token-validation/validation-client';
 import { upstreamAgent } from './transport/agent';
 import type { FeatureRepository } from './upstream/feature-repository';
-import { UnleashFeatureRepository } from './upstream/unleash-repository';
 
 /** The Express app of a proxy, plus what must be awaited or closed. It never listens by itself. */
 export type ProxyApp = Express & {
@@ -46,6 +49,10 @@ export type ProxyApp = Express & {
   readonly changeStreams: ChangeStreams;
   /** The app's Prometheus registry and what a scrape answers. */
   readonly metrics: ProxyMetrics;
+  /** One environment per upstream token; `features`, `clientUsage` and `changeStreams` are the first's. */
+  readonly environments: EnvironmentRegistry;
+  /** The upstream's word on unconfigured Unleash-format keys; undefined while validation is off. */
+  readonly tokenValidator: TokenValidator | undefined;
 };
 
 /** Assembles a proxy: configuration in, Express app out. */
@@ -55,46 +62,93 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const strategies = loadStrategies(config.customStrategies);
   const enrichers = loadEnrichers(config.expCustomEnrichers);
   const agent = upstreamAgent(config);
-  const backup = createBackup(config);
-  const features = new UnleashFeatureRepository({
+  const httpOptions = { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent };
+  // Series of the environments (backup, change streams) are moved to the app's registry below.
+  const staging = new Registry();
+  const usageHooks: { metrics?: ProxyMetrics } = {};
+  const environments = new EnvironmentRegistry({
     config,
     strategies,
-    httpOptions: { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent },
-    backup,
-  });
-  const proxyPath = `${config.proxyBasePath}/proxy`;
-  // The Unleash frontend API (Unleash Edge's paths): the /proxy routers, mounted at both paths.
-  const frontendPath = `${config.proxyBasePath}/api/frontend`;
-  const clientPaths = [proxyPath, frontendPath];
-  const metrics = new ProxyMetrics(features, config.prometheusCacheInterval);
-  backup?.register(metrics.registry);
-  const clientUsage = new ClientUsage({
-    config,
-    httpOptions: { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent },
-    onDrop: metrics.onClientUsageDrop,
-    onForward: metrics.onClientUsageForward,
-  });
-  metrics.trackClientUsage(clientUsage);
-
-  const evaluator = new Evaluator(features, config.logger);
-  const pipeline = new EvaluationPipeline({
-    evaluator,
-    environment: config.environment,
     enrichers,
-    enableAllEndpoint: config.enableAllEndpoint,
-    contextLimits: {
-      maxProperties: config.maxContextProperties,
-      maxValueLength: config.maxContextValueLength,
-      maxTotalLength: config.maxContextSize,
-    },
+    httpOptions,
+    registry: staging,
+    onClientUsageDrop: (reason) => usageHooks.metrics?.onClientUsageDrop(reason),
+    onClientUsageForward: (path, result) => usageHooks.metrics?.onClientUsageForward(path, result),
   });
-  const checkKey = keyCheck(config.clientKeysHeaderName, config.clientKeys, 'client key');
-  const changeStreams = new ChangeStreams({
-    features,
-    maxStreams: effectiveStreamLimit(config.maxStreams),
-    heartbeatMs: config.streamHeartbeatInterval,
-    registry: metrics.registry,
-  });
+  const first = environments.first;
+  const features = first.features;
+  const metrics = new ProxyMetrics(features, config.prometheusCacheInterval);
+  usageHooks.metrics = metrics;
+  for (const { name } of staging.getMetricsAsArray()) {
+    const metric = staging.getSingleMetric(name);
+    if (metric) metrics.registry.registerMetric(metric);
+  }
+  if (environments.environments.length > 1 || environments.named)
+    registerEnvironmentMetrics(metrics.registry, environments);
+  metrics.trackClientUsage(usageOfAll(environments.environments.map((e) => e.clientUsage)));
+
+  const validator =
+    config.upstreamTokenValidation && environments.named
+      ? new TokenValidator({
+          validate: validationClient({
+            flagsUrl: config.flagsUrl,
+            appName: config.flagsAppName,
+            instanceId: config.flagsInstanceId,
+            httpOptions,
+          }),
+          revalidateIntervalMs: config.tokenRevalidateInterval,
+          logger: config.logger,
+        })
+      : undefined;
+  let keys: KeyScopes;
+  try {
+    keys = new KeyScopes({
+      registry: environments,
+      clientKeys: config.clientKeys,
+      clientTokens: [...config.expServerSideSdkConfig.tokens, ...config.flagsApiTokens],
+      validator,
+    });
+  } catch (err) {
+    validator?.close();
+    void environments.close();
+    throw err;
+  }
+
+  const proxyPath = `${config.proxyBasePath}/proxy`;
+  // The Unleash frontend API (Unleash Edge's paths): the /proxy routers, mounted at each path.
+  const frontendPath = `${config.proxyBasePath}/api/frontend`;
+  const edgeProxyPath = `${config.proxyBasePath}/api/proxy`;
+  const clientPaths = [proxyPath, frontendPath, edgeProxyPath];
+  const header = config.clientKeysHeaderName;
+  const missingKey = new AuthenticationRequired(`Missing client key: send it in the "${header}" header`);
+  const invalidKey = new AuthenticationRequired(`Invalid client key in the "${header}" header`);
+  const serverTokens = config.expServerSideSdkConfig.tokens;
+  const frontendKey = {
+    keys,
+    attempts: [{ header, kind: 'frontend' as const }],
+    missing: missingKey,
+    invalid: invalidKey,
+  };
+  const clientToken = {
+    keys,
+    attempts: [{ header: 'authorization', kind: 'client' as const }],
+    missing: new AuthenticationRequired('Missing client token: send it in the "authorization" header'),
+    invalid: new AuthenticationRequired('Invalid client token in the "authorization" header'),
+  };
+  const usageKey = {
+    keys,
+    attempts: [
+      { header, kind: 'frontend' as const },
+      { header: 'authorization', kind: 'client' as const },
+    ],
+    missing: missingKey,
+    invalid: new AuthenticationRequired(
+      `Invalid client key in the "${header}" header` +
+        (serverTokens.length > 0 ? ' (and no valid server-side SDK token in "authorization")' : ''),
+    ),
+  };
+  const usageOf = (res: Response): ClientUsage => scopeOf(res).environment.clientUsage;
+
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -106,54 +160,89 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const bodyResponse = [compression({ threshold: 1024 })];
   app.use(...everyResponse, ...bodyResponse);
   if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
-  app.use(proxyPath, healthRouter(features));
-  app.use(clientPaths, requireReady(features));
-  // These two authenticate by themselves: server-side SDK tokens are accepted there.
-  app.use(
-    proxyPath,
-    serverSdkRouter({ features, auth: requireServerToken(config.expServerSideSdkConfig.tokens) }),
-  );
+  app.use(proxyPath, healthRouter(environments));
+  app.use([...clientPaths, `${config.proxyBasePath}/api/client`], requireReady(environments));
+  // These authenticate by themselves: server-side SDK tokens are accepted there.
+  app.use(proxyPath, serverSdkRouter({ features, auth: requireServerToken(serverTokens) }));
   app.use(
     clientPaths,
     clientMetricsRouter({
-      usage: clientUsage,
-      auth: requireClientKeyOrServerToken({
-        clientKeysHeaderName: config.clientKeysHeaderName,
-        clientKeys: config.clientKeys,
-        serverTokens: config.expServerSideSdkConfig.tokens,
-      }),
+      usage: first.clientUsage,
+      usageOf,
+      auth: requireScope(usageKey),
       maxBodySize: config.maxBodySize,
     }),
   );
-  app.use(clientPaths, (req, _res, next) =>
-    next(checkKey(req.headers[config.clientKeysHeaderName], req.socket)),
-  );
+  app.use(clientPaths, requireScope(frontendKey));
   app.use(proxyPath, prometheusRouter(metrics));
-  app.use(clientPaths, evaluationRouter(pipeline, config.maxBodySize));
-  app.use(frontendPath, frontendFeatureRouter(pipeline, config.maxBodySize));
+  app.use(
+    clientPaths,
+    evaluationRouter((res) => scopeOf(res).pipeline, config.maxBodySize),
+  );
+  app.use(
+    frontendPath,
+    frontendFeatureRouter((res) => scopeOf(res).pipeline, config.maxBodySize),
+  );
+  // The client API for backend SDKs (Unleash Edge's): client tokens, limited to their projects.
+  const clientApiPath = `${config.proxyBasePath}/api`;
+  const clientApiAuth = requireScope(clientToken);
+  app.use(
+    clientApiPath,
+    serverSdkRouter({ features, featuresOf: (res) => scopeOf(res).features, auth: clientApiAuth }),
+  );
+  app.use(
+    clientApiPath,
+    clientMetricsRouter({
+      usage: first.clientUsage,
+      usageOf,
+      auth: clientApiAuth,
+      maxBodySize: config.maxBodySize,
+    }),
+  );
   app.use(
     `${config.proxyBasePath}/ofrep`,
     ofrepRouter({
       features,
-      pipeline,
+      pipeline: first.all.pipeline,
+      streams: first.changeStreams,
+      ready: environments,
+      scopeOf: (res) => {
+        const serving = scopeOf(res);
+        return {
+          features: serving.features,
+          pipeline: serving.pipeline,
+          streams: serving.environment.changeStreams,
+        };
+      },
       maxBodySize: config.maxBodySize,
       auth: {
-        clientKeysHeaderName: config.clientKeysHeaderName,
-        clientKeys: config.clientKeys,
-        serverTokens: config.expServerSideSdkConfig.tokens,
+        clientKeysHeaderName: header,
+        clientKeys: keys.clientKeySecrets,
+        serverTokens,
+        resolveKey: async (key) => {
+          const serving = await keys.resolve(key, 'frontend');
+          const refused = serving && environmentRefused(serving);
+          if (refused) throw refused;
+          return serving;
+        },
       },
-      streams: changeStreams,
     }),
   );
   app.use(notFoundHandler);
   app.use(errorMiddleware(config.logger));
   installFastLane(app, {
     paths: clientPaths,
-    pipeline,
-    features,
-    clientKeysHeaderName: config.clientKeysHeaderName,
-    checkKey,
-    enabled: pipeline.synchronous && config.trustProxy === false,
+    features: environments,
+    clientKeysHeaderName: header,
+    resolve: (value, connection) => {
+      const key = keyFromHeader(value);
+      if (key === undefined) return missingKey;
+      const known = keys.knownOn(connection, key, 'frontend');
+      if (known === null) return invalidKey;
+      if (known === undefined || !known.environment.isServing()) return undefined;
+      return known;
+    },
+    enabled: enrichers.length === 0 && config.trustProxy === false,
     requestMetrics,
     cors: new CorsHeaderMemo(cors),
     bodyResponse,
@@ -161,17 +250,44 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   });
 
   return Object.assign(app, {
-    whenReady: () => features.whenReady(),
+    whenReady: () => environments.whenReady(),
     close: async () => {
-      changeStreams.close();
-      await Promise.all([clientUsage.close(), features.close()]);
-      await backup?.close();
+      validator?.close();
+      await environments.close();
       metrics.close();
     },
     proxyConfig: config,
     features,
-    clientUsage,
-    changeStreams,
+    clientUsage: first.clientUsage,
+    changeStreams: first.changeStreams,
     metrics,
+    environments,
+    tokenValidator: validator,
   });
+}
+
+/** The client-usage sizes of every environment together, for `flags_proxy_client_usage_entries`. */
+function usageOfAll(usages: readonly ClientUsage[]): {
+  aggregator: { size(): { apps: number; toggles: number; variants: number } };
+  registrations: { readonly size: number };
+} {
+  return {
+    aggregator: {
+      size: () => {
+        const total = { apps: 0, toggles: 0, variants: 0 };
+        for (const usage of usages) {
+          const size = usage.aggregator.size();
+          total.apps += size.apps;
+          total.toggles += size.toggles;
+          total.variants += size.variants;
+        }
+        return total;
+      },
+    },
+    registrations: {
+      get size() {
+        return usages.reduce((sum, usage) => sum + usage.registrations.size, 0);
+      },
+    },
+  };
 }

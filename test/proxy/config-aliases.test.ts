@@ -65,7 +65,11 @@ describe("the reference Unleash proxy's names", () => {
 
   test('every variable of the reference proxy that DESIGN.md lists is declared as an alias', () => {
     const aliases = new Map(
-      PROXY_OPTIONS.flatMap((spec) => (spec.aliases?.env ?? []).map((alias) => [alias, spec.env[0]])),
+      PROXY_OPTIONS.flatMap((spec) =>
+        (spec.aliases?.env ?? [])
+          .filter((a) => a.startsWith('UNLEASH_'))
+          .map((alias) => [alias, spec.env[0]]),
+      ),
     );
     expect(Object.fromEntries(aliases)).toEqual({
       UNLEASH_URL: 'FLAGS_URL',
@@ -172,7 +176,7 @@ describe("the reference Unleash proxy's names", () => {
   test('a missing required option is named with its alias', () => {
     const problems = configProblems(() => parseConfig({ logger: silentLogger }, { UNLEASH_API_TOKEN: 't' }));
     expect(problems).toEqual([
-      'Missing required configuration: flagsUrl: FLAGS_URL (or UNLEASH_URL), clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS)',
+      'Missing required configuration: flagsUrl: FLAGS_URL (or UNLEASH_URL or UPSTREAM_URL), clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS or PRETRUSTED_TOKENS)',
     ]);
   });
 
@@ -212,5 +216,76 @@ describe("the reference Unleash proxy's names", () => {
     const config = parseConfig({ logger }, REFERENCE_ENV);
     config.logger.warn('upstream said reference-token and ref-key-2');
     expect(lines.at(-1)?.msg).toBe('upstream said [redacted] and [redacted]');
+  });
+});
+
+describe("Unleash Edge's names", () => {
+  const EDGE_ENV = {
+    UPSTREAM_URL: 'http://unleash:4242',
+    TOKENS: '*:development.edge-dev,*:production.edge-prod',
+    PRETRUSTED_TOKENS: 'edge-key@development',
+  };
+
+  test('an Edge deployment’s variables configure the proxy, with /api appended to UPSTREAM_URL', () => {
+    const config = parseConfig({ logger: silentLogger }, { ...EDGE_ENV, REDIS_URL: 'redis://cache:6379' });
+    expect(config.flagsUrl).toBe('http://unleash:4242/api');
+    expect(config.flagsApiTokens).toEqual(['*:development.edge-dev', '*:production.edge-prod']);
+    expect(config.flagsApiToken).toBe('*:development.edge-dev');
+    expect(config.clientKeys).toEqual(['edge-key@development']);
+    expect(config.redisUrl).toBe('redis://cache:6379');
+  });
+
+  test('an UPSTREAM_URL that already ends in /api is kept', () => {
+    const config = parseConfig(
+      { logger: silentLogger },
+      { ...EDGE_ENV, UPSTREAM_URL: 'http://unleash:4242/api/' },
+    );
+    expect(config.flagsUrl).toBe('http://unleash:4242/api');
+  });
+
+  test('a FLAGS_* variable wins over the Edge name', () => {
+    const config = parseConfig(
+      { logger: silentLogger },
+      {
+        ...EDGE_ENV,
+        FLAGS_URL: 'http://ours:1/api',
+        FLAGS_API_TOKEN: 'our-token',
+        FLAGS_PROXY_CLIENT_KEYS: 'k',
+      },
+    );
+    expect([config.flagsUrl, config.flagsApiToken, config.clientKeys]).toEqual([
+      'http://ours:1/api',
+      'our-token',
+      ['k'],
+    ]);
+  });
+
+  test('the start-up info line names the Edge variables in use, never their values', () => {
+    const { logger, lines } = recordingLogger();
+    parseConfig({ logger }, EDGE_ENV);
+    const info = lines.filter((l) => l.level === 'info').map((l) => l.msg);
+    expect(info).toEqual([
+      "Configuration read under Unleash Edge's names: UPSTREAM_URL, TOKENS, PRETRUSTED_TOKENS",
+    ]);
+  });
+
+  test('client keys are optional with Unleash-format upstream tokens, required without or with validation off', () => {
+    const { UPSTREAM_URL, TOKENS } = EDGE_ENV;
+    expect(parseConfig({ logger: silentLogger }, { UPSTREAM_URL, TOKENS }).clientKeys).toEqual([]);
+    expect(
+      configProblems(() =>
+        parseConfig(
+          { logger: silentLogger },
+          { UPSTREAM_URL, TOKENS, FLAGS_UPSTREAM_TOKEN_VALIDATION: 'false' },
+        ),
+      ),
+    ).toEqual([
+      'Missing required configuration: clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS or PRETRUSTED_TOKENS)',
+    ]);
+    expect(
+      configProblems(() => parseConfig({ logger: silentLogger }, { UPSTREAM_URL, TOKENS: 'legacy-token' })),
+    ).toEqual([
+      'Missing required configuration: clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS or PRETRUSTED_TOKENS)',
+    ]);
   });
 });

@@ -50,7 +50,7 @@ describe('proxy configuration', () => {
   test('names every missing required option and its variable in one line', () => {
     const problems = configProblems(() => parseConfig({ logger: silentLogger }, {}));
     expect(problems).toEqual([
-      'Missing required configuration: flagsUrl: FLAGS_URL (or UNLEASH_URL), flagsApiToken: FLAGS_API_TOKEN (or UNLEASH_API_TOKEN), clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS)',
+      'Missing required configuration: flagsUrl: FLAGS_URL (or UNLEASH_URL or UPSTREAM_URL), flagsApiToken: FLAGS_API_TOKEN (or UNLEASH_API_TOKEN or TOKENS), clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS or PRETRUSTED_TOKENS)',
     ]);
   });
 

@@ -35,7 +35,7 @@ test('exits 1 naming every missing required option and its variable on one line'
   const { code, stderr } = await exited;
   expect(code).toBe(1);
   expect(stderr.trim().split('\n')).toEqual([
-    'flags-proxy: cannot start: Missing required configuration: flagsUrl: FLAGS_URL (or UNLEASH_URL), flagsApiToken: FLAGS_API_TOKEN (or UNLEASH_API_TOKEN), clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS)',
+    'flags-proxy: cannot start: Missing required configuration: flagsUrl: FLAGS_URL (or UNLEASH_URL or UPSTREAM_URL), flagsApiToken: FLAGS_API_TOKEN (or UNLEASH_API_TOKEN or TOKENS), clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS or PRETRUSTED_TOKENS)',
   ]);
 });
 

@@ -36,6 +36,14 @@ export class TestUpstream {
    */
   usageStatus: ((path: string, body: unknown) => number | undefined) | undefined;
   token: string;
+  /** More upstream tokens it accepts, each with its own definitions (another environment). */
+  private readonly extraTokens = new Map<string, FeaturesPayload>();
+  /**
+   * Tokens `POST /edge/validate` (at the server root) confirms, as Unleash answers them; the
+   * validation endpoint answers `validateFault` instead when set (e.g. 404 of an older upstream).
+   */
+  readonly knownTokens = new Map<string, { type: string; environment: string; projects: string[] }>();
+  validateFault: { status: number; body?: string } | undefined;
 
   constructor(payload: FeaturesPayload, token = 'upstream-token') {
     this.payload = payload;
@@ -49,6 +57,24 @@ export class TestUpstream {
   get url(): string {
     const { port } = this.server?.address() as AddressInfo;
     return `http://127.0.0.1:${port}/api`;
+  }
+
+  /** Accepts `token` too, serving `payload` to it. */
+  addToken(token: string, payload: FeaturesPayload): this {
+    this.extraTokens.set(token, payload);
+    return this;
+  }
+
+  /** Stops accepting an extra token: its fetches are answered 401 from now on. */
+  removeToken(token: string): void {
+    this.extraTokens.delete(token);
+  }
+
+  /** The validation calls received, each the list of tokens asked about. */
+  validationCalls(): string[][] {
+    return this.requests
+      .filter((r) => r.method === 'POST' && r.path === '/edge/validate')
+      .map((r) => (r.body as { tokens: string[] }).tokens);
   }
 
   featureRequests(): CapturedRequest[] {
@@ -79,7 +105,26 @@ export class TestUpstream {
           headers: req.headers,
           body,
         });
-        if (req.headers.authorization !== this.token) {
+        if (url.pathname === '/edge/validate' && req.method === 'POST') {
+          if (this.validateFault) {
+            res.writeHead(this.validateFault.status).end(this.validateFault.body ?? '');
+            return;
+          }
+          // Unleash refuses client and frontend tokens here (403); Edge sends none.
+          const auth = req.headers.authorization;
+          if (auth !== undefined && (auth === this.token || this.knownTokens.has(auth))) {
+            res.writeHead(403, { 'content-type': 'application/json' }).end('{"message":"forbidden"}');
+            return;
+          }
+          const asked = (body as { tokens?: unknown } | undefined)?.tokens;
+          const tokens = (Array.isArray(asked) ? asked : [])
+            .filter((t): t is string => typeof t === 'string' && this.knownTokens.has(t))
+            .map((token) => ({ token, ...this.knownTokens.get(token) }));
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tokens }));
+          return;
+        }
+        const extra = this.extraTokens.get(req.headers.authorization ?? '');
+        if (req.headers.authorization !== this.token && extra === undefined) {
           res.writeHead(401, { 'content-type': 'application/json' }).end('{"message":"bad token"}');
           return;
         }
@@ -91,7 +136,7 @@ export class TestUpstream {
               .end(this.fault.body ?? '');
             return;
           }
-          const text = JSON.stringify(this.payload);
+          const text = JSON.stringify(extra ?? this.payload);
           const etag = `"${createHash('sha1').update(text).digest('hex')}"`;
           if (req.headers['if-none-match'] === etag) {
             res.writeHead(304, { etag, ...this.featureHeaders }).end();

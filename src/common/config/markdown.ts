@@ -30,7 +30,9 @@ export function envExampleLines(specs: readonly OptionSpec[]): string[] {
     if (spec.env.length === 0) continue;
     const aliases = spec.aliases?.env ?? [];
     const aliasText =
-      aliases.length > 0 ? `. Also read as ${aliases.join(', ')} (the reference proxy's name)` : '';
+      aliases.length > 0
+        ? `. Also read as ${aliases.join(', ')} (the reference proxy's or Unleash Edge's name)`
+        : '';
     lines.push(`# ${spec.doc}. Default: ${shownDefault(spec).replace(/`/g, '')}${aliasText}`);
     lines.push(`${spec.required ? '' : '#'}${spec.env[0]}=`);
   }

@@ -1,4 +1,4 @@
-import { Router, type Request, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
 import { ValidationError } from '../../common/errors/http-errors';
 import { jsonBody } from '../../common/http/json-body';
@@ -8,6 +8,8 @@ import { clientMetricsSchema, clientRegistrationSchema } from './schemas';
 
 export interface ClientMetricsRouterOptions {
   usage: ClientUsage;
+  /** The usage of the request's environment, when the proxy serves several (else `usage`). */
+  usageOf?: (res: Response) => ClientUsage;
   /** Authentication of these routes: a client key or a server-side SDK token. */
   auth: RequestHandler;
   maxBodySize: number;
@@ -33,16 +35,21 @@ export function clientMetricsRouter(opts: ClientMetricsRouterOptions): Router {
   const guard = [opts.auth, ...jsonBody(opts.maxBodySize)];
 
   const metrics: RequestHandler = (req, res) => {
-    opts.usage.recordMetrics(parse(clientMetricsSchema, req.body), sourceOf(req));
+    (opts.usageOf?.(res) ?? opts.usage).recordMetrics(parse(clientMetricsSchema, req.body), sourceOf(req));
     res.status(202).end();
   };
   router.post('/client/metrics', ...guard, metrics);
   router.post('/all/client/metrics', ...guard, metrics);
 
-  router.post('/client/register', ...guard, (req, res) => {
-    opts.usage.recordRegistration(parse(clientRegistrationSchema, req.body), sourceOf(req));
+  const register: RequestHandler = (req, res) => {
+    (opts.usageOf?.(res) ?? opts.usage).recordRegistration(
+      parse(clientRegistrationSchema, req.body),
+      sourceOf(req),
+    );
     res.status(202).end();
-  });
+  };
+  router.post('/client/register', ...guard, register);
+  router.post('/all/client/register', ...guard, register);
 
   return router;
 }

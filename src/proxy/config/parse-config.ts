@@ -3,10 +3,20 @@ import { hostname } from 'node:os';
 import { ConfigError, missingLine, resolveOptions } from '../../common/config/resolve';
 import { createLogger, type Logger, type LogLevel } from '../../common/logging/logger';
 import { scrubbingLogger, secretValues, urlPasswords } from '../../common/logging/redact';
+import { parseUnleashToken } from '../token-validation/unleash-token';
 import { PROXY_OPTIONS } from './options';
 import type { ProxyConfig, ProxyOptions } from './types';
 
 type Env = Record<string, string | undefined>;
+
+/** Unleash Edge's variable names read as aliases; the start-up line names them apart. */
+const EDGE_NAMES: ReadonlySet<string> = new Set(['UPSTREAM_URL', 'TOKENS', 'PRETRUSTED_TOKENS', 'REDIS_URL']);
+
+/** Edge's `UPSTREAM_URL` is the server's base URL: the client API is under `/api`. */
+function apiUrlOf(url: string): string {
+  const trimmed = url.replace(/\/+$/, '');
+  return /\/api$/.test(trimmed) ? trimmed : `${trimmed}/api`;
+}
 
 /** `clientKeys (FLAGS_PROXY_CLIENT_KEYS)`: an option as its problems name it, with its variables. */
 function optionName(key: string): string {
@@ -50,6 +60,23 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     if (idx >= 0 && after === undefined) problems.splice(idx, 1);
     else if (idx >= 0 && after !== undefined) problems[idx] = after;
   }
+  // clientKeys is optional while unconfigured Unleash tokens are validated upstream.
+  const tokens = (get<string | undefined>('flagsApiToken') ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  const validates =
+    get<boolean>('upstreamTokenValidation') && tokens.some((t) => parseUnleashToken(t) !== undefined);
+  if (clientKeys === undefined && validates) {
+    clientKeys = [];
+    const before = missingLine(missing);
+    const after = missingLine(missing.filter((spec) => spec.key !== 'clientKeys'));
+    const idx = problems.findIndex((line) => line === before);
+    if (idx >= 0 && after === undefined) problems.splice(idx, 1);
+    else if (idx >= 0 && after !== undefined) problems[idx] = after;
+  }
+  if (get<string | undefined>('flagsApiToken') !== undefined && tokens.length === 0)
+    problems.push(`${optionName('flagsApiToken')} holds no token`);
   problems.push(...sharedSecretProblems(get));
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -61,6 +88,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
       createLogger({ level: logLevel, json: useJsonLogger, name: 'flags-proxy' }),
     [
       ...secretValues(PROXY_OPTIONS, values),
+      ...tokens,
       ...Object.values(options.expBootstrap?.urlHeaders ?? {}),
       ...['flagsUrl', 'httpProxy', 'httpsProxy', 'redisUrl', 'expBootstrap.url'].flatMap((key) =>
         urlPasswords(get(key)),
@@ -75,7 +103,12 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
       `proxySecrets / FLAGS_PROXY_SECRETS is deprecated${given}; use clientKeys / FLAGS_PROXY_CLIENT_KEYS instead`,
     );
   }
-  const aliases = [...sources.values()].filter((source) => source.alias).map((source) => source.name);
+  const allAliases = [...sources.values()].filter((source) => source.alias).map((source) => source.name);
+  const aliases = allAliases.filter((name) => !EDGE_NAMES.has(name));
+  const edgeAliases = allAliases.filter((name) => EDGE_NAMES.has(name));
+  if (edgeAliases.length > 0) {
+    logger.info(`Configuration read under Unleash Edge's names: ${edgeAliases.join(', ')}`);
+  }
   if (aliases.length > 0) {
     logger.info(`Configuration read under the reference Unleash proxy's names: ${aliases.join(', ')}`);
   }
@@ -95,8 +128,9 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
       : undefined;
 
   return {
-    flagsUrl: get('flagsUrl'),
-    flagsApiToken: get('flagsApiToken'),
+    flagsUrl: sources.get('flagsUrl')?.name === 'UPSTREAM_URL' ? apiUrlOf(get('flagsUrl')) : get('flagsUrl'),
+    flagsApiToken: tokens[0],
+    flagsApiTokens: tokens,
     clientKeys: clientKeys as string[],
     port: get('port'),
     workers: get('workers'),
@@ -147,5 +181,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     expBootstrap,
     expServerSideSdkConfig: { tokens: get('expServerSideSdkConfig.tokens') },
     expCustomEnrichers: get('expCustomEnrichers'),
+    upstreamTokenValidation: validates,
+    tokenRevalidateInterval: get('tokenRevalidateInterval'),
   };
 }

@@ -68,6 +68,10 @@ export interface ProxyOptions {
   streamHeartbeatInterval?: number;
   expBootstrap?: BootstrapOptions;
   expServerSideSdkConfig?: { tokens?: string[] | string };
+  /** Ask the upstream about unconfigured Unleash-format keys (`POST /edge/validate`). */
+  upstreamTokenValidation?: boolean;
+  /** ms between revalidations of accepted tokens; also how long a refusal is remembered. */
+  tokenRevalidateInterval?: number;
   /** Paths of JavaScript files exporting enricher lists, or enricher functions. */
   expCustomEnrichers?: Array<string | ContextEnricher> | string;
   /** The reference Unleash proxy's name of `flagsUrl`; `flagsUrl` wins when both are given. */
@@ -83,7 +87,10 @@ export interface ProxyOptions {
 /** The validated configuration every part of the proxy reads. */
 export interface ProxyConfig {
   flagsUrl: string;
+  /** The first upstream token (the only one of a single-environment proxy). */
   flagsApiToken: string;
+  /** Every upstream token of `flagsApiToken`'s comma-separated list, in order. */
+  flagsApiTokens: string[];
   clientKeys: string[];
   port: number;
   /** Worker processes of `start()`; 1 runs no cluster. */
@@ -126,4 +133,6 @@ export interface ProxyConfig {
   expBootstrap: BootstrapOptions | undefined;
   expServerSideSdkConfig: { tokens: string[] };
   expCustomEnrichers: Array<string | ContextEnricher>;
+  upstreamTokenValidation: boolean;
+  tokenRevalidateInterval: number;
 }

@@ -26,9 +26,20 @@ export function definitionsDigest(definitions: unknown): string {
   return digest(`${ANSWER_FORMAT}\u0000${JSON.stringify(definitions)}`);
 }
 
-/** The ETag of a pure answer: derived from its inputs, so it is known before evaluating. */
-export function derivedEtag(definitions: string, selection: string, canonicalContext: string): string {
-  return `W/"d-${digest(`${definitions}\u0000${selection}\u0000${canonicalContext}`)}"`;
+/**
+ * The ETag of a pure answer: derived from its inputs, so it is known before evaluating. `scope`
+ * (environment and projects of the key, see `environments/scope.ts`) is part of it when given, so
+ * the same context in two scopes never shares a validator; without it the digest is the one of a
+ * single-environment proxy.
+ */
+export function derivedEtag(
+  definitions: string,
+  selection: string,
+  canonicalContext: string,
+  scope?: string,
+): string {
+  const inputs = `${definitions}\u0000${selection}\u0000${canonicalContext}`;
+  return `W/"d-${digest(scope === undefined ? inputs : `${inputs}\u0000${scope}`)}"`;
 }
 
 /**

@@ -108,6 +108,8 @@ export class Evaluator {
     private readonly features: FeatureRepository,
     logger: Logger,
     private readonly budgets: EvaluationBudgets = DEFAULT_BUDGETS,
+    /** The key scope these answers belong to, part of their derived ETags (`etag.ts`). */
+    private readonly scope?: string,
   ) {
     this.failures = new RateLimitedLog(logger, 60_000);
     // Compiled when definitions arrive, not by the first request after them.
@@ -152,7 +154,12 @@ export class Evaluator {
     const etag =
       canonical === undefined
         ? undefined
-        : derivedEtag(plan.digest, clocked ? `${selectionKey}@${window}` : selectionKey, canonical);
+        : derivedEtag(
+            plan.digest,
+            clocked ? `${selectionKey}@${window}` : selectionKey,
+            canonical,
+            this.scope,
+          );
     return { revision: plan.revision, selection, context, enhanced, window, etag };
   }
 

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
-import type { KeyCheck } from '../auth/client-key';
+import type { AuthenticationRequired } from '../../common/errors/http-errors';
 import { sendError } from '../../common/http/error-middleware';
 import type { CorsHeaderMemo } from '../cors/cors-headers';
 import { routeTemplate, UNMATCHED_ROUTE, type RequestMetrics } from '../prometheus/request-metrics';
 import type { FeatureRepository } from '../upstream/feature-repository';
-import { ConnectionMemo } from './connection-memo';
+import type { ConnectionMemo } from './connection-memo';
 import type { Selection } from './evaluator';
 import type { EvaluationInput, EvaluationPipeline } from './pipeline';
 import { writeReply } from './write-reply';
@@ -13,11 +13,18 @@ import { writeReply } from './write-reply';
 export interface FastLaneOptions {
   /** The evaluation paths whose `GET /` is served here (`{prefix}/proxy`, …). */
   paths: readonly string[];
-  pipeline: EvaluationPipeline;
-  features: FeatureRepository;
+  /** Readiness of every environment (the app's readiness step). */
+  features: Pick<FeatureRepository, 'isReady'>;
   clientKeysHeaderName: string;
-  /** The client-key step (the same one the app's key middleware runs). */
-  checkKey: KeyCheck;
+  /**
+   * The key step, synchronously (the same answers the app's key middleware gives): what serves the
+   * key, a refusal, or undefined when only Express can tell (a key the upstream must be asked about,
+   * an environment that cannot be served now).
+   */
+  resolve: (
+    value: string | string[] | undefined,
+    connection: object,
+  ) => LaneScope | AuthenticationRequired | undefined;
   /**
    * False when the context needs more than the query and the socket address (context enrichers,
    * `trustProxy`): every request then goes through Express.
@@ -31,6 +38,12 @@ export interface FastLaneOptions {
   bodyResponse: readonly RequestHandler[];
   /** The app's error middleware, for an unexpected failure after the lane took the request. */
   onError: ErrorRequestHandler;
+}
+
+/** What serves one key's requests here: its scope's pipeline and per-connection memo. */
+export interface LaneScope {
+  readonly pipeline: EvaluationPipeline;
+  readonly memo: ConnectionMemo;
 }
 
 const ENABLED: Selection = { kind: 'enabled' };
@@ -50,8 +63,6 @@ type Handle = (req: IncomingMessage, res: ServerResponse, callback?: unknown) =>
 export function installFastLane(app: Express, options: FastLaneOptions): void {
   if (!options.enabled) return;
   const routes = new Map(options.paths.map((p) => [p, routeTemplate(p, '/')]));
-  const { pipeline } = options;
-  const memo = new ConnectionMemo(pipeline.evaluator);
   const target = app as unknown as { handle: Handle };
   const handle = target.handle.bind(app);
   target.handle = (req, res, callback) => {
@@ -71,13 +82,16 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
     const cors = options.cors.headersFor(raw.headers.origin);
     if (!cors) return false;
     const startedAt = performance.now();
-    const refusal = options.checkKey(raw.headers[options.clientKeysHeaderName], raw.socket);
-    if (refusal) {
+    const resolved = options.resolve(raw.headers[options.clientKeysHeaderName], raw.socket);
+    if (resolved === undefined) return false;
+    if (!('pipeline' in resolved)) {
+      const refusal = resolved;
       sendError(res, refusal, [...cors, ...VARY]);
       // labelled as the app's key middleware labels it: refused before routing
       options.requestMetrics.record('GET', UNMATCHED_ROUTE, refusal.status, startedAt);
       return true;
     }
+    const { pipeline, memo } = resolved;
     const query = q === -1 ? '' : url.slice(q + 1);
     try {
       let prepared = memo.recall(raw.socket, query);

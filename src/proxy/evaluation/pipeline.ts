@@ -60,9 +60,14 @@ export class EvaluationPipeline {
     return { clientContext: contextFromQuery(query, this.contextLimits), toggles: undefined };
   }
 
-  /** Input of a POST: the parsed JSON body (400 naming the field that is wrong). */
+  /**
+   * Input of a POST: the parsed JSON body (400 naming the field that is wrong). The context is the
+   * body's `context`, or, without that key, the body's own fields beside `toggles` (Unleash Edge's
+   * form: `{"userId": "u1", "properties": {...}}`).
+   */
   fromBody(body: unknown): EvaluationInput {
-    const parsed = proxyBodyEnvelopeSchema.safeParse(body);
+    const atRoot = isObject(body) && !('context' in body) ? contextAtRoot(body) : undefined;
+    const parsed = proxyBodyEnvelopeSchema.safeParse(atRoot ?? body);
     if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssues(parsed.error)}`);
     return {
       clientContext: contextFromBody(parsed.data.context, this.contextLimits),
@@ -114,6 +119,19 @@ export class EvaluationPipeline {
     const context = await this.context(input, req);
     writeReply(res, this.reply(req, selection, context));
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Edge's body form as ours: `{context: <the fields beside toggles>, toggles}`. */
+function contextAtRoot(body: Record<string, unknown>): {
+  context: Record<string, unknown>;
+  toggles?: unknown;
+} {
+  const { toggles, ...context } = body;
+  return toggles === undefined ? { context } : { context, toggles };
 }
 
 function queryOf(url: string): string {

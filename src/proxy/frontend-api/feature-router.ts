@@ -2,7 +2,8 @@ import { Router, type Request, type Response } from 'express';
 import { NotFoundError, ValidationError } from '../../common/errors/http-errors';
 import { jsonBody } from '../../common/http/json-body';
 import { bodyEtag } from '../evaluation/etag';
-import type { EvaluationInput, EvaluationPipeline } from '../evaluation/pipeline';
+import type { EvaluationInput } from '../evaluation/pipeline';
+import type { PipelineOf } from '../evaluation/router';
 import { writeReply } from '../evaluation/write-reply';
 import type { EvaluatedToggle } from '../upstream/feature-repository';
 
@@ -13,10 +14,11 @@ import type { EvaluatedToggle } from '../upstream/feature-repository';
  * an unknown name, so a key holder learns nothing about names it cannot see. A 200 carries
  * `Cache-Control` and a weak ETag of its body, and a matching `If-None-Match` is a 304.
  */
-export function frontendFeatureRouter(pipeline: EvaluationPipeline, maxBodySize: number): Router {
+export function frontendFeatureRouter(pipelineOf: PipelineOf, maxBodySize: number): Router {
   const router = Router();
 
   const answerFor = async (req: Request, res: Response, input: EvaluationInput): Promise<void> => {
+    const pipeline = pipelineOf(res);
     const name = req.params.name;
     if (typeof name !== 'string') throw new ValidationError('The feature name is missing from the path');
     const context = await pipeline.context(input, req);
@@ -32,11 +34,11 @@ export function frontendFeatureRouter(pipeline: EvaluationPipeline, maxBodySize:
   };
 
   router.get('/features/:name', async (req, res) => {
-    await answerFor(req, res, pipeline.fromQuery(queryOf(req.originalUrl)));
+    await answerFor(req, res, pipelineOf(res).fromQuery(queryOf(req.originalUrl)));
   });
 
   router.post('/features/:name', ...jsonBody(maxBodySize), async (req, res) => {
-    await answerFor(req, res, pipeline.fromBody(req.body));
+    await answerFor(req, res, pipelineOf(res).fromBody(req.body));
   });
 
   return router;

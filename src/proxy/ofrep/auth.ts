@@ -8,6 +8,32 @@ export interface OfrepAuthOptions {
   clientKeys: readonly string[];
   /** Server-side SDK tokens: valid credentials, but not for evaluation (403). */
   serverTokens: readonly string[];
+  /**
+   * The scope of a key (kept in `res.locals.scope`), undefined when refused; may ask the upstream.
+   * Without it, only the configured client keys are accepted.
+   */
+  resolveKey?: (key: string) => Promise<object | undefined>;
+}
+
+/** Most stream tokens of resolved (not configured) keys remembered, to open their streams. */
+const MAX_STREAM_KEYS = 10_000;
+
+/** The keys behind stream tokens handed out in bulk answers (configured keys need no entry). */
+export class StreamKeys {
+  private readonly keys = new Map<string, string>();
+
+  remember(key: string): string {
+    const token = streamToken(key);
+    if (!this.keys.has(token)) {
+      this.keys.set(token, key);
+      if (this.keys.size > MAX_STREAM_KEYS) this.keys.delete(this.keys.keys().next().value as string);
+    }
+    return token;
+  }
+
+  keyOf(token: string): string | undefined {
+    return this.keys.get(token);
+  }
 }
 
 /**
@@ -47,6 +73,26 @@ export function ofrepKeyCheck(opts: OfrepAuthOptions): (req: Request) => string 
 
 /** Middleware form of `ofrepKeyCheck`; the accepted key is kept in `res.locals.clientKey`. */
 export function requireOfrepKey(opts: OfrepAuthOptions): RequestHandler {
+  const resolveKey = opts.resolveKey;
+  if (resolveKey) {
+    const isServerToken = secretMatcher(opts.serverTokens);
+    return async (req, res, next) => {
+      const keys = candidates(req, opts.clientKeysHeaderName);
+      for (const key of keys) {
+        const scope = await resolveKey(key);
+        if (scope !== undefined) {
+          res.locals.clientKey = key;
+          res.locals.scope = scope;
+          next();
+          return;
+        }
+      }
+      if (keys.length === 0) throw new AuthenticationRequired('Missing client key');
+      if (opts.serverTokens.length > 0 && keys.some((k) => isServerToken(k)))
+        throw new NoAccessError('Server-side SDK tokens cannot evaluate flags; use a client key');
+      throw new AuthenticationRequired('Invalid client key');
+    };
+  }
   const check = ofrepKeyCheck(opts);
   return (req, res, next) => {
     res.locals.clientKey = check(req);
@@ -58,7 +104,25 @@ export function requireOfrepKey(opts: OfrepAuthOptions): RequestHandler {
  * The stream accepts a client key in a header (non-browser clients) or the stream token of one in
  * the `token` query parameter (browsers).
  */
-export function requireStreamAccess(opts: OfrepAuthOptions): RequestHandler {
+export function requireStreamAccess(opts: OfrepAuthOptions, streamKeys?: StreamKeys): RequestHandler {
+  const resolveKey = opts.resolveKey;
+  if (resolveKey) {
+    const configured = new Map(opts.clientKeys.map((key) => [streamToken(key), key]));
+    const requireKey = requireOfrepKey(opts);
+    return async (req, res, next) => {
+      const token = req.query.token;
+      if (typeof token === 'string' && token !== '') {
+        const key = configured.get(token) ?? streamKeys?.keyOf(token);
+        const scope = key === undefined ? undefined : await resolveKey(key);
+        if (scope === undefined) throw new AuthenticationRequired('Invalid stream token');
+        res.locals.clientKey = key;
+        res.locals.scope = scope;
+        next();
+        return;
+      }
+      await requireKey(req, res, next);
+    };
+  }
   const check = ofrepKeyCheck(opts);
   const isToken = secretMatcher(opts.clientKeys.map(streamToken));
   return (req, _res, next) => {

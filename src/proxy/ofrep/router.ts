@@ -17,7 +17,7 @@ import { derivedEtagOf } from '../evaluation/etag';
 import type { Selection } from '../evaluation/evaluator';
 import { requireReady } from '../readiness/require-ready';
 import type { FeatureRepository } from '../upstream/feature-repository';
-import { requireOfrepKey, requireStreamAccess, streamToken, type OfrepAuthOptions } from './auth';
+import { requireOfrepKey, requireStreamAccess, StreamKeys, streamToken, type OfrepAuthOptions } from './auth';
 import type { ChangeStreams } from './event-stream';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
 import { ofrepRequestSchema } from './schemas';
@@ -34,6 +34,17 @@ export interface OfrepRouterOptions {
   pipeline: EvaluationPipeline;
   maxBodySize: number;
   auth: OfrepAuthOptions;
+  streams: ChangeStreams;
+  /** Readiness of the whole proxy (else `features`'). */
+  ready?: Pick<FeatureRepository, 'isReady'>;
+  /** What serves the request's key scope, when the proxy serves several (else the options above). */
+  scopeOf?: (res: Response) => OfrepScope;
+}
+
+/** The definitions, pipeline and change streams one key scope is served from. */
+export interface OfrepScope {
+  features: FeatureRepository;
+  pipeline: EvaluationPipeline;
   streams: ChangeStreams;
 }
 
@@ -79,8 +90,16 @@ const ALL_FLAGS: Selection = { kind: 'all' };
 export function ofrepRouter(opts: OfrepRouterOptions): Router {
   const router = Router();
   const requireKey = requireOfrepKey(opts.auth);
+  const streamKeys = new StreamKeys();
+  const scopeOf = (res: Response): OfrepScope => opts.scopeOf?.(res) ?? opts;
+  const tokenOf = (key: string): string =>
+    opts.auth.resolveKey && !opts.auth.clientKeys.includes(key) ? streamKeys.remember(key) : streamToken(key);
 
-  const evaluationContext = async (req: Request, key: string | undefined): Promise<Context> => {
+  const evaluationContext = async (
+    req: Request,
+    res: Response,
+    key: string | undefined,
+  ): Promise<Context> => {
     const rawContext = (req.body as { context?: unknown } | undefined)?.context;
     try {
       checkContextInput(rawContext, opts.pipeline.contextLimits);
@@ -95,17 +114,17 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
     const clientPart = normalise(
       targetingKey === undefined || targetingKey === null ? rest : { ...rest, userId: targetingKey },
     );
-    return opts.pipeline.context({ clientContext: clientPart, toggles: undefined }, req);
+    return scopeOf(res).pipeline.context({ clientContext: clientPart, toggles: undefined }, req);
   };
 
-  router.use(requireReady(opts.features));
+  router.use(requireReady(opts.ready ?? opts.features));
   // Before the routes: the key is checked ahead of the path's flag key (a bad escape there is a 400).
   router.use('/v1/evaluate/flags', requireKey);
 
   router.post('/v1/evaluate/flags/:key', ...jsonBody(opts.maxBodySize), async (req, res) => {
     const key = String(req.params.key);
-    const context = await evaluationContext(req, key);
-    const details = evaluateWithDetails(opts.features, key, context);
+    const context = await evaluationContext(req, res, key);
+    const details = evaluateWithDetails(scopeOf(res).features, key, context);
     const result: OfrepResult = details ? toOfrepResult(details) : flagNotFound(key);
     const status = 'errorCode' in result ? (result.errorCode === 'FLAG_NOT_FOUND' ? 404 : 500) : 200;
     res.setHeader('Cache-Control', 'no-store');
@@ -113,26 +132,27 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
   });
 
   router.post('/v1/evaluate/flags', ...jsonBody(opts.maxBodySize), async (req, res) => {
-    const context = await evaluationContext(req, undefined);
+    const context = await evaluationContext(req, res, undefined);
+    const { features, pipeline, streams } = scopeOf(res);
     res.setHeader('Cache-Control', 'no-cache');
     // A pure answer (every flag a function of the definitions and this context) has a validator
     // derived from them, known before evaluating: a matching If-None-Match costs no evaluation.
-    const prepared = opts.pipeline.prepare(ALL_FLAGS, context);
+    const prepared = pipeline.prepare(ALL_FLAGS, context);
     const derived = prepared.etag === undefined ? undefined : derivedEtagOf('ofrep-bulk', prepared.etag);
     if (derived !== undefined && etagMatches(req.headers['if-none-match'], derived)) {
       res.setHeader('ETag', derived);
       res.status(304).end();
       return;
     }
-    const evaluate = detailsFor(opts.features, context);
-    const flags = opts.features.toggles().map((feature) => {
+    const evaluate = detailsFor(features, context);
+    const flags = features.toggles().map((feature) => {
       const details = evaluate(feature.name);
       return details ? toOfrepResult(details) : flagNotFound(feature.name);
     });
     const flagsJson = JSON.stringify(flags);
     // The validator covers the flag values only: the stream URL's `since` changing alone is no
     // change. Derived when still valid after evaluating (no date passed meanwhile), else of the body.
-    const fresh = derived !== undefined && opts.pipeline.evaluator.refresh(prepared) === prepared;
+    const fresh = derived !== undefined && pipeline.evaluator.refresh(prepared) === prepared;
     const etag = fresh ? derived : weakEtag(flagsJson);
     res.setHeader('ETag', etag);
     if (etagMatches(req.headers['if-none-match'], etag)) {
@@ -142,7 +162,7 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
     const eventStreams = [
       {
         type: 'sse',
-        url: streamUrl(req, String(res.locals.clientKey), opts.streams.version().id),
+        url: streamUrl(req, tokenOf(String(res.locals.clientKey)), streams.version().id),
         inactivityDelaySec: INACTIVITY_DELAY_SEC,
       },
     ];
@@ -152,10 +172,10 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
       .send(`{"flags":${flagsJson},"eventStreams":${JSON.stringify(eventStreams)}}`);
   });
 
-  router.get(STREAM_PATH, requireStreamAccess(opts.auth), (req, res) => {
+  router.get(STREAM_PATH, requireStreamAccess(opts.auth, streamKeys), (req, res) => {
     const lastEventId = req.headers['last-event-id'];
     const since = typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : req.query.since;
-    opts.streams.accept(res, typeof since === 'string' ? since : undefined);
+    scopeOf(res).streams.accept(res, typeof since === 'string' ? since : undefined);
   });
 
   router.use((req, _res, next) => {
@@ -166,8 +186,8 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
 }
 
 /** The absolute stream URL for this request's host: a browser's EventSource needs one. */
-function streamUrl(req: Request, clientKey: string, since: string): string {
-  const query = new URLSearchParams({ token: streamToken(clientKey), since });
+function streamUrl(req: Request, token: string, since: string): string {
+  const query = new URLSearchParams({ token, since });
   return `${req.protocol}://${req.host}${req.baseUrl}${STREAM_PATH}?${query.toString()}`;
 }
 

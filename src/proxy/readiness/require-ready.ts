@@ -3,7 +3,7 @@ import { NotReady } from '../../common/errors/http-errors';
 import type { FeatureRepository } from '../upstream/feature-repository';
 
 /** 503 until the first synchronisation with the upstream (or a configured bootstrap) succeeded. */
-export function requireReady(features: FeatureRepository): RequestHandler {
+export function requireReady(features: Pick<FeatureRepository, 'isReady'>): RequestHandler {
   return (_req, res, next) => {
     if (features.isReady()) {
       next();

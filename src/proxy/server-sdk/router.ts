@@ -1,10 +1,12 @@
-import { Router, type Request, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { ClientFeaturesResponse } from 'unleash-client';
 import { etagMatches, weakEtag } from '../../common/http/etag';
 import type { FeatureRepository } from '../upstream/feature-repository';
 
 export interface ServerSdkRouterOptions {
   features: FeatureRepository;
+  /** The definitions of the request's key scope, when they depend on it (else `features`). */
+  featuresOf?: (res: Response) => FeatureRepository;
   /** Authentication of this route: a server-side SDK token. */
   auth: RequestHandler;
 }
@@ -32,18 +34,23 @@ function filterOf(req: Request): { project?: string; namePrefix?: string } {
  */
 export function serverSdkRouter(opts: ServerSdkRouterOptions): Router {
   const router = Router();
-  let cacheRevision = -1;
-  let cache = new Map<string, Rendered>();
+  // Per repository (a scope's view): the revision its bodies belong to and the bodies per filter.
+  const caches = new WeakMap<FeatureRepository, { revision: number; bodies: Map<string, Rendered> }>();
 
-  const render = (filter: { project?: string; namePrefix?: string }): Rendered => {
-    if (cacheRevision !== opts.features.revision || cache.size >= MAX_CACHED_FILTERS) {
-      cache = new Map();
-      cacheRevision = opts.features.revision;
+  const render = (source: FeatureRepository, filter: { project?: string; namePrefix?: string }): Rendered => {
+    let cache = caches.get(source);
+    if (
+      cache === undefined ||
+      cache.revision !== source.revision ||
+      cache.bodies.size >= MAX_CACHED_FILTERS
+    ) {
+      cache = { revision: source.revision, bodies: new Map() };
+      caches.set(source, cache);
     }
     const key = JSON.stringify(filter);
-    let rendered = cache.get(key);
+    let rendered = cache.bodies.get(key);
     if (!rendered) {
-      const all = opts.features.clientFeatures();
+      const all = source.clientFeatures();
       const features = all.features.filter(
         (f) =>
           (filter.project === undefined || f.project === filter.project) &&
@@ -57,13 +64,13 @@ export function serverSdkRouter(opts: ServerSdkRouterOptions): Router {
       };
       const body = JSON.stringify(response);
       rendered = { body, etag: weakEtag(body) };
-      cache.set(key, rendered);
+      cache.bodies.set(key, rendered);
     }
     return rendered;
   };
 
   router.get('/client/features', opts.auth, (req, res) => {
-    const { body, etag } = render(filterOf(req));
+    const { body, etag } = render(opts.featuresOf?.(res) ?? opts.features, filterOf(req));
     res.setHeader('ETag', etag);
     res.setHeader('Cache-Control', 'no-cache');
     if (etagMatches(req.headers['if-none-match'], etag)) {

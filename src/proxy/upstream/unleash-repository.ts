@@ -11,6 +11,7 @@ import type { Logger } from '../../common/logging/logger';
 import type { ProxyConfig } from '../config/types';
 import type { SdkVariant, FastEvaluation, FeatureRepository, UpstreamStats } from './feature-repository';
 import { GuardedRepository } from './guarded-repository';
+import { segmentsUsedBy } from './segments-used';
 import {
   DecidingStrategy,
   ProxyUnleash,
@@ -30,6 +31,8 @@ export interface UnleashRepositoryOptions {
   httpOptions: HttpOptions;
   /** Shared backup: written with every upstream answer, read at start while the upstream does not answer. */
   backup?: DefinitionsBackup;
+  /** Called when the upstream refuses the API token (401/403), after it is logged. */
+  onRejected?: (status: number) => void;
 }
 
 /** Problems named one by one in a log line (per answer or revision); the rest are counted. */
@@ -73,7 +76,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private namedFaults = new Set<string>();
   private closing = false;
 
-  constructor({ config, strategies, httpOptions, backup }: UnleashRepositoryOptions) {
+  constructor({ config, strategies, httpOptions, backup, onRejected }: UnleashRepositoryOptions) {
     this.logger = config.logger;
     this.strategyErrors = new RateLimitedLog(this.logger, 60_000);
     this.upstreamWarnings = new RateLimitedLog(this.logger, 60_000);
@@ -128,6 +131,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
         this.logger.error(
           `Upstream ${featuresUrl} rejected the API token (HTTP ${status}); check FLAGS_API_TOKEN. Retrying in ${Math.round(retryInMs / 1000)}s`,
         );
+        onRejected?.(status);
       },
     });
     backup?.watch(this.repository);
@@ -264,17 +268,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
   }
 
   segments(): Segment[] {
-    const ids = new Set<number>();
-    // any shape the SDK accepts (a strategy may be null, segments may be anything)
-    for (const feature of this.toggles()) {
-      const strategies: unknown = feature.strategies;
-      if (!Array.isArray(strategies)) continue;
-      for (const strategy of strategies as unknown[]) {
-        const used: unknown = (strategy as { segments?: unknown } | null)?.segments;
-        if (Array.isArray(used)) for (const id of used as unknown[]) if (typeof id === 'number') ids.add(id);
-      }
-    }
-    return [...ids].map((id) => this.repository.getSegment(id)).filter((s): s is Segment => s !== undefined);
+    return segmentsUsedBy(this.toggles(), (id) => this.repository.getSegment(id));
   }
 
   clientFeatures(): ClientFeaturesResponse {

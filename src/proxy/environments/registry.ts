@@ -1,0 +1,97 @@
+import type { Strategy } from 'unleash-client';
+import type { HttpOptions } from 'unleash-client/lib/http-options';
+import { Registry } from 'prom-client';
+import { createBackup } from '../backup/create-backup';
+import type { ContextEnricher, ProxyConfig } from '../config/types';
+import { Environment, type ScopeServing } from './environment';
+import { normaliseProjects } from './scope';
+import { upstreamTokens } from './upstream-tokens';
+
+export interface RegistryOptions {
+  config: ProxyConfig;
+  strategies: Strategy[];
+  enrichers: readonly ContextEnricher[];
+  httpOptions: HttpOptions;
+  /** The app's Prometheus registry. */
+  registry: Registry;
+  onClientUsageDrop?: (reason: string) => void;
+  onClientUsageForward?: (path: string, result: string) => void;
+}
+
+/**
+ * Every environment the proxy serves: one `Environment` per upstream token, in the order they are
+ * configured. A single-environment proxy is this registry with one entry.
+ */
+export class EnvironmentRegistry {
+  readonly environments: readonly Environment[];
+
+  constructor(options: RegistryOptions) {
+    const { config } = options;
+    const tokens = upstreamTokens(config.flagsApiTokens, config.environment);
+    const several = tokens.length > 1;
+    this.environments = tokens.map((upstream, index) => {
+      // Several tokens: each its own backup key (the prefix names the environment and position).
+      const own: ProxyConfig = {
+        ...config,
+        flagsApiToken: upstream.token,
+        redisKeyPrefix: several
+          ? `${config.redisKeyPrefix}${upstream.environment}:${index}:`
+          : config.redisKeyPrefix,
+      };
+      const backup = createBackup(own);
+      if (index === 0) backup?.register(options.registry);
+      return new Environment({
+        name: upstream.environment,
+        projects: upstream.projects,
+        config: own,
+        strategies: options.strategies,
+        enrichers: options.enrichers,
+        httpOptions: options.httpOptions,
+        backup,
+        named: upstream.named,
+        unservedWhenRefused: several,
+        scopedEtags: several || upstream.named,
+        // The change-stream series of the first environment go to the app's registry.
+        registry: index === 0 ? options.registry : new Registry(),
+        onClientUsageDrop: options.onClientUsageDrop,
+        onClientUsageForward: options.onClientUsageForward,
+      });
+    });
+  }
+
+  /** The first upstream token's environment: what a plain client key is served from. */
+  get first(): Environment {
+    return this.environments[0];
+  }
+
+  /** True when any upstream token names its environment (Unleash's format). */
+  get named(): boolean {
+    return this.environments.some((e) => e.named);
+  }
+
+  /** The serving of `projects` in `environment`, when an upstream token of it covers them. */
+  serving(environment: string, projects: readonly string[]): ScopeServing | undefined {
+    const normalised = projects.length === 0 ? projects : normaliseProjects(projects);
+    if (normalised.length === 0) return undefined;
+    const env = this.environments.find((e) => e.name === environment && e.covers(normalised));
+    return env?.servingFor(normalised);
+  }
+
+  /** The environment called `name` (the first of that name). */
+  byName(name: string): Environment | undefined {
+    return this.environments.find((e) => e.name === name);
+  }
+
+  /** Every upstream token synchronised once. */
+  isReady(): boolean {
+    return this.environments.every((e) => e.features.isReady());
+  }
+
+  whenReady(): Promise<void> {
+    return Promise.all(this.environments.map((e) => e.features.whenReady())).then(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.environments.map((e) => e.close()));
+  }
+}

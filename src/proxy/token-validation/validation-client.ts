@@ -1,0 +1,76 @@
+import type { HttpOptions } from 'unleash-client/lib/http-options';
+import { post } from 'unleash-client/lib/request';
+import { z } from 'zod';
+
+/** What the upstream says of one token it knows. */
+export interface ValidatedToken {
+  readonly token: string;
+  /** `frontend`, `client` (Edge also reads `backend`), `admin`; lower case. */
+  readonly type: string;
+  readonly environment: string | undefined;
+  readonly projects: readonly string[];
+}
+
+/** Asks the upstream about tokens; resolves with those it confirms, rejects when it cannot answer. */
+export type ValidateTokens = (tokens: readonly string[]) => Promise<ValidatedToken[]>;
+
+/** Unleash's answer: `{"tokens": [{token, type, environment, projects, ...}]}`; unknown fields ignored. */
+const answerSchema = z.object({
+  tokens: z.array(
+    z.object({
+      token: z.string(),
+      type: z.string().nullish(),
+      environment: z.string().nullish(),
+      projects: z.array(z.string()).nullish(),
+      project: z.string().nullish(),
+    }),
+  ),
+});
+
+/** The upstream's server root: the API URL without its trailing `/api`. */
+export function serverRoot(flagsUrl: string): string {
+  return flagsUrl.replace(/\/+$/, '').replace(/\/api$/, '');
+}
+
+export interface ValidationClientOptions {
+  flagsUrl: string;
+  appName: string;
+  instanceId: string;
+  httpOptions: HttpOptions;
+  timeoutMs?: number;
+}
+
+/**
+ * `POST <server root>/edge/validate` with `{"tokens": [...]}`, sent without a client or frontend
+ * token in `Authorization` (Unleash answers those 403 there). Anything but a 200 with a body of the
+ * expected shape is a failure (older and stub upstreams answer 404): the caller refuses.
+ */
+export function validationClient(opts: ValidationClientOptions): ValidateTokens {
+  const url = `${serverRoot(opts.flagsUrl)}/edge/validate`;
+  return async (tokens) => {
+    const res = await post({
+      url,
+      json: { tokens },
+      appName: opts.appName,
+      instanceId: opts.instanceId,
+      timeout: opts.timeoutMs ?? 10_000,
+      httpOptions: opts.httpOptions,
+    });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`token validation answered HTTP ${res.status}`);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new Error('token validation answered a body that is not JSON');
+    }
+    const parsed = answerSchema.safeParse(json);
+    if (!parsed.success) throw new Error('token validation answered a body of an unknown shape');
+    return parsed.data.tokens.map((t) => ({
+      token: t.token,
+      type: (t.type ?? '').toLowerCase(),
+      environment: t.environment ?? undefined,
+      projects: t.projects ?? (t.project ? [t.project] : []),
+    }));
+  };
+}
