@@ -82,7 +82,7 @@ describe('flag names are data', () => {
           },
         ),
         async (drawn) => {
-          const names = [...new Set([...drawn, '__proto__', 'constructor'])];
+          const names = [...new Set([...drawn, '__proto__', 'constructor', '.', '..'])];
           const { upstream, app, url, post } = await proxyWith(definitionsNamed(names), 100);
           const sorted = [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
@@ -101,7 +101,9 @@ describe('flag names are data', () => {
           const flags = ((await bulk.json()) as { flags: { key: string; value: unknown }[] }).flags;
           expect(flags.map((f) => f.key)).toEqual(sorted);
           expect(flags.every((f) => f.value === true)).toBe(true);
-          for (const name of names.slice(0, 5)) {
+          // "." and ".." cannot travel as a path segment: every URL-standard client resolves them
+          const singles = names.filter((n) => n !== '.' && n !== '..').slice(0, 5);
+          for (const name of singles) {
             const one = await post(`/ofrep/v1/evaluate/flags/${encodeURIComponent(name)}`, {
               context: { targetingKey: 'u1' },
             });
@@ -129,14 +131,14 @@ describe('flag names are data', () => {
                 (r.body as { bucket: { toggles: Record<string, { yes: number; variants: object }> } }).bucket
                   .toggles,
             );
-          for (const [index, name] of names.entries()) {
+          for (const name of names) {
             const counted = sent.reduce(
               (sum, toggles) =>
                 sum + (Object.prototype.hasOwnProperty.call(toggles, name) ? toggles[name].yes : 0),
               0,
             );
             // /proxy/all, POST /proxy, OFREP bulk, and OFREP single for the first five
-            expect({ name, counted }).toEqual({ name, counted: index < 5 ? 4 : 3 });
+            expect({ name, counted }).toEqual({ name, counted: singles.includes(name) ? 4 : 3 });
           }
           await cleanups.pop()?.();
         },
