@@ -59,6 +59,10 @@ async function serve(options: ProxyOptions, env: NodeJS.ProcessEnv): Promise<Run
   const { port, logger, proxyBasePath } = app.proxyConfig;
   const inCluster = isClusterWorker();
   const listener = inCluster ? namingWorker(app, `${proxyBasePath}/proxy/health`) : app;
+  // Joined before listening: a worker may be handed its first connection together with the
+  // primary's listening acknowledgement, and a scrape then must already get the cluster's aggregate.
+  let exit: (() => void) | undefined;
+  if (inCluster) app.metrics.renderWith(joinCluster(app.metrics.registry, () => exit?.()));
   const server = await new Promise<Server>((resolve, reject) => {
     const s = createServer(listener);
     s.once('error', reject);
@@ -79,12 +83,12 @@ async function serve(options: ProxyOptions, env: NodeJS.ProcessEnv): Promise<Run
     return stopping;
   };
   const stopAndExit = () => void stop().then(() => process.exit(0));
+  exit = stopAndExit;
   const onSignal = (signal: NodeJS.Signals) => {
     logger.info(`received ${signal}, shutting down`);
     stopAndExit();
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
-  if (inCluster) app.metrics.renderWith(joinCluster(app.metrics.registry, stopAndExit));
   return { kind: 'proxy', app, server, stop };
 }
