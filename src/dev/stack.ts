@@ -8,7 +8,12 @@ import { startFlagServer, type FlagServerOptions, type RunningFlagServer } from 
 type Env = Record<string, string | undefined>;
 
 /** Fixed, clearly-for-development credentials of the local stack. Never use them anywhere else. */
-export const DEV_CLIENT_TOKEN = 'dev-client-token';
+/**
+ * The proxy's upstream token, in Unleash's format (every project, environment development): with it
+ * the proxy serves that environment and validates other Unleash tokens, such as the frontend token
+ * below, against flags-server's `/edge/validate`.
+ */
+export const DEV_CLIENT_TOKEN = '*:development.dev-client-token';
 export const DEV_ADMIN_TOKEN = 'dev-admin-token';
 export const DEV_CLIENT_KEY = 'dev-client-key';
 /**
@@ -181,6 +186,8 @@ export function devStackBanner(stack: DevStack, roleName: string = exampleRoleNa
     '',
     'Evaluate flags for a user:',
     `  curl -H 'Authorization: ${DEV_CLIENT_KEY}' '${proxyBase}?userId=alice'`,
+    "The same with the scoped frontend token (the proxy validates it against flags-server's /edge/validate):",
+    `  curl -H 'Authorization: ${DEV_FRONTEND_TOKEN}' '${stack.proxyUrl}${stack.proxy.proxyConfig.proxyBasePath}/api/frontend?userId=alice'`,
     '',
     'Create a custom role on the admin API:',
     `  curl -X POST -H 'Authorization: ${DEV_ADMIN_TOKEN}' -H 'Content-Type: application/json' -d '${roleBody}' ${stack.serverUrl}/api/admin/roles`,

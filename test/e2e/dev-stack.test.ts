@@ -69,19 +69,28 @@ describe('npm run dev stack', () => {
       .split('\n')
       .filter((l) => l.trim().startsWith('curl '))
       .map(parseCurl);
-    expect(curls).toHaveLength(4);
+    expect(curls).toHaveLength(5);
     expect(banner).toContain(DEV_CLIENT_KEY);
     expect(banner).toContain(DEV_FRONTEND_TOKEN);
     expect(banner).toContain(DEV_ADMIN_TOKEN);
     expect(banner).toContain(`${stack.proxyUrl}/proxy`);
     expect(banner).toContain(stack.serverUrl);
 
-    const [evaluate, createRole, listRoles, validateToken] = curls;
+    const [evaluate, evaluateScoped, createRole, listRoles, validateToken] = curls;
     expect(evaluate.headers).toEqual({ Authorization: DEV_CLIENT_KEY });
     const flags = await run(evaluate);
     expect(flags.status).toBe(200);
     const names = (flags.body as { toggles: Array<{ name: string }> }).toggles.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['beta-dashboard', 'new-checkout', 'search-v2']));
+
+    // the frontend token is no configured key: the proxy asks flags-server and serves its scope
+    expect(evaluateScoped.headers).toEqual({ Authorization: DEV_FRONTEND_TOKEN });
+    expect(evaluateScoped.url).toBe(`${stack.proxyUrl}/api/frontend?userId=alice`);
+    const scoped = await run(evaluateScoped);
+    expect(scoped.status).toBe(200);
+    expect((scoped.body as { toggles: Array<{ name: string }> }).toggles.map((t) => t.name)).toEqual(names);
+    const wrong = await run({ ...evaluateScoped, headers: { Authorization: '*:development.not-issued' } });
+    expect(wrong.status).toBe(401);
 
     const created = await run(createRole);
     expect(created).toEqual({
