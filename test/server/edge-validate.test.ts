@@ -117,6 +117,25 @@ describe.each(backends())('POST /edge/validate and API tokens on $name', (backen
     );
   });
 
+  it("serves a client token of one project only that project's toggles, with its own ETag", async () => {
+    const read = (token: string) =>
+      request(server().app).get('/api/client/features').set('Authorization', token);
+    const all = await read(CLIENT_TOKEN);
+    const shop = await read(SCOPED_CLIENT);
+    expect(all.status).toBe(200);
+    expect(shop.status).toBe(200);
+    const projects = (res: request.Response) =>
+      [...new Set((res.body as { features: { project: string }[] }).features.map((f) => f.project))].sort();
+    expect(projects(all).length).toBeGreaterThan(1);
+    expect(projects(shop)).toEqual(['shop']);
+    expect(shop.headers.etag).not.toBe(all.headers.etag);
+    // asking for another project through the query gives nothing more
+    const asked = await request(server().app)
+      .get('/api/client/features?project=default')
+      .set('Authorization', SCOPED_CLIENT);
+    expect((asked.body as { features: unknown[] }).features).toEqual([]);
+  });
+
   it('answers 400 naming the problem when creating a token with a bad type, environment or project', async () => {
     expectError(
       await createToken({ type: 'admin', environment: 'development' }),

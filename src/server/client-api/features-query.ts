@@ -10,6 +10,14 @@ export interface FeatureFilter {
   tags: Array<{ type: string; value: string }>;
   /** A feature matches when it belongs to any of these projects. */
   projects: string[];
+  /** The projects the client token may read; undefined for every project (`*`). */
+  allowed?: readonly string[];
+}
+
+/** The filter limited to what the token may read: its projects, as Unleash limits a client token. */
+export function withinToken(filter: FeatureFilter, tokenProjects: readonly string[]): FeatureFilter {
+  if (tokenProjects.length === 0 || tokenProjects.includes('*')) return filter;
+  return { ...filter, allowed: [...tokenProjects].sort() };
 }
 
 type Query = Record<string, unknown>;
@@ -49,6 +57,7 @@ export function parseFeatureFilter(query: Query): FeatureFilter {
 function matches(feature: FeatureDefinition, filter: FeatureFilter): boolean {
   if (filter.namePrefix !== undefined && !feature.name.startsWith(filter.namePrefix)) return false;
   if (filter.projects.length > 0 && !filter.projects.includes(feature.project)) return false;
+  if (filter.allowed !== undefined && !filter.allowed.includes(feature.project)) return false;
   if (
     filter.tags.length > 0 &&
     !filter.tags.some((t) => feature.tags.some((ft) => ft.type === t.type && ft.value === t.value))
@@ -84,6 +93,7 @@ export function featuresEtag(snapshot: FeatureSnapshot, filter: FeatureFilter): 
     filter.namePrefix ?? null,
     filter.tags.map((t) => `${t.type}:${t.value}`).sort(),
     [...filter.projects].sort(),
+    filter.allowed ?? null,
   ]);
   const filterHash = createHash('sha256').update(normalized).digest('base64url').slice(0, 8);
   return `W/"${snapshot.contentHash}-${filterHash}"`;

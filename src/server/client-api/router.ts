@@ -6,7 +6,8 @@ import type { TokenStore } from '../auth/token-store';
 import type { ClientStore } from '../client-metrics/client-store';
 import type { FeatureSource } from '../features/feature-source';
 import { parsePayload } from '../http/validate';
-import { clientFeatures, featuresEtag, parseFeatureFilter } from './features-query';
+import type { ApiTokenInfo } from '../auth/token-store';
+import { clientFeatures, featuresEtag, parseFeatureFilter, withinToken } from './features-query';
 import { metricsSchema, registerSchema } from './schemas';
 
 export interface ClientApiDeps {
@@ -24,7 +25,10 @@ export function clientApiRouter({ tokens, features, clients, bodyLimit }: Client
   router.use(requireToken(tokens, 'client'));
 
   router.get('/features', (req, res) => {
-    const filter = parseFeatureFilter(req.query as Record<string, unknown>);
+    // A client token of some projects reads those projects only (a `[]:` token names none in its
+    // text and its stored projects say which); `*` reads every project.
+    const token = res.locals.apiToken as ApiTokenInfo;
+    const filter = withinToken(parseFeatureFilter(req.query as Record<string, unknown>), token.projects);
     const snapshot = features.current();
     const etag = featuresEtag(snapshot, filter);
     res.setHeader('ETag', etag);
