@@ -87,6 +87,18 @@ describe('OpenAPI description and UI', () => {
         '/ofrep/v1/evaluate/flags',
         '/ofrep/v1/evaluate/flags/{key}',
         '/ofrep/v1/flag-changes',
+        // the Unleash frontend API and Unleash Edge's paths, and the client API for backend SDKs
+        '/api/frontend',
+        '/api/frontend/all',
+        '/api/frontend/client/metrics',
+        '/api/frontend/client/register',
+        '/api/proxy',
+        '/api/proxy/all',
+        '/api/proxy/client/metrics',
+        '/api/proxy/client/register',
+        '/api/client/features',
+        '/api/client/metrics',
+        '/api/client/register',
       ].sort(),
     );
     expect(doc.paths?.['/proxy']?.get).toBeDefined();

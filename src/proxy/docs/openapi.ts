@@ -3,6 +3,7 @@ import {
   type OpenAPIObject,
   type OperationObject,
   type ParameterObject,
+  type PathItemObject,
   type ResponseObject,
   type SchemaObject,
 } from 'openapi3-ts/oas31';
@@ -222,6 +223,56 @@ function metricsOperation(operationId: string, alias: boolean): OperationObject 
   );
 }
 
+/** `GET /proxy/client/features`: definitions for server-side SDKs and other proxies. */
+function clientFeaturesPath(): PathItemObject {
+  return {
+    get: {
+      operationId: 'getClientFeatures',
+      tags: ['Client SDKs'],
+      summary: 'Feature definitions for server-side SDKs and other proxies (experimental)',
+      description:
+        'The client API’s definitions, for tokens in `expServerSideSdkConfig.tokens`; client keys are refused (401).',
+      security: [{ serverSideToken: [] }],
+      parameters: [
+        {
+          name: 'If-None-Match',
+          in: 'header',
+          required: false,
+          description: 'ETag of an earlier answer; a match gives 304',
+          schema: { type: 'string' },
+        },
+      ],
+      responses: {
+        '200': {
+          description: 'Definitions with segments',
+          headers: { ETag: { schema: { type: 'string' } } },
+          content: jsonContent('ClientFeatures'),
+        },
+        '304': { description: 'Not modified' },
+        ...errorResponses('AuthenticationRequired', 'NotReady'),
+      },
+    },
+  };
+}
+
+/**
+ * The same operations under another path (Unleash's frontend API, Unleash Edge's paths): operation
+ * ids get `suffix`, summaries say which path they alias.
+ */
+function aliasOf(item: PathItemObject, suffix: string, of: string): PathItemObject {
+  const alias: PathItemObject = {};
+  for (const method of ['get', 'post'] as const) {
+    const operation = item[method];
+    if (operation)
+      alias[method] = {
+        ...operation,
+        operationId: `${operation.operationId ?? method}${suffix}`,
+        summary: `${operation.summary ?? ''} (as ${of})`,
+      };
+  }
+  return alias;
+}
+
 /**
  * The OpenAPI 3.1 description of the proxy. Paths are relative to `servers[0].url`, which is the
  * configured base path, so "try it" works behind a base path without doubling it.
@@ -266,9 +317,29 @@ export function buildOpenApi(
 
   const doc = builder.getSpec();
   doc.security = [{ clientKey: [] }];
+  const evaluation = evaluationOperations(false);
+  const evaluationAll = evaluationOperations(true);
+  const metrics = { post: metricsOperation('postClientMetrics', false) };
+  const register = {
+    post: clientSdkPost('postClientRegister', 'Register a client SDK instance', 'ClientRegistration'),
+  };
+  const features = clientFeaturesPath();
+  const frontend = 'on the Unleash frontend API path';
+  const edge = 'on Unleash Edge’s path';
   doc.paths = {
-    '/proxy': evaluationOperations(false),
-    '/proxy/all': evaluationOperations(true),
+    '/proxy': evaluation,
+    '/proxy/all': evaluationAll,
+    '/api/frontend': aliasOf(evaluation, 'Frontend', frontend),
+    '/api/frontend/all': aliasOf(evaluationAll, 'Frontend', frontend),
+    '/api/frontend/client/metrics': aliasOf(metrics, 'Frontend', frontend),
+    '/api/frontend/client/register': aliasOf(register, 'Frontend', frontend),
+    '/api/proxy': aliasOf(evaluation, 'Edge', edge),
+    '/api/proxy/all': aliasOf(evaluationAll, 'Edge', edge),
+    '/api/proxy/client/metrics': aliasOf(metrics, 'Edge', edge),
+    '/api/proxy/client/register': aliasOf(register, 'Edge', edge),
+    '/api/client/features': aliasOf(features, 'Api', 'the client API, for Unleash client tokens'),
+    '/api/client/metrics': aliasOf(metrics, 'Api', 'the client API, for Unleash client tokens'),
+    '/api/client/register': aliasOf(register, 'Api', 'the client API, for Unleash client tokens'),
     '/proxy/health': {
       get: {
         operationId: 'getHealth',
@@ -284,39 +355,10 @@ export function buildOpenApi(
         },
       },
     },
-    '/proxy/client/metrics': { post: metricsOperation('postClientMetrics', false) },
+    '/proxy/client/metrics': metrics,
     '/proxy/all/client/metrics': { post: metricsOperation('postClientMetricsAll', true) },
-    '/proxy/client/register': {
-      post: clientSdkPost('postClientRegister', 'Register a client SDK instance', 'ClientRegistration'),
-    },
-    '/proxy/client/features': {
-      get: {
-        operationId: 'getClientFeatures',
-        tags: ['Client SDKs'],
-        summary: 'Feature definitions for server-side SDKs and other proxies (experimental)',
-        description:
-          'The client API’s definitions, for tokens in `expServerSideSdkConfig.tokens`; client keys are refused (401).',
-        security: [{ serverSideToken: [] }],
-        parameters: [
-          {
-            name: 'If-None-Match',
-            in: 'header',
-            required: false,
-            description: 'ETag of an earlier answer; a match gives 304',
-            schema: { type: 'string' },
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'Definitions with segments',
-            headers: { ETag: { schema: { type: 'string' } } },
-            content: jsonContent('ClientFeatures'),
-          },
-          '304': { description: 'Not modified' },
-          ...errorResponses('AuthenticationRequired', 'NotReady'),
-        },
-      },
-    },
+    '/proxy/client/register': register,
+    '/proxy/client/features': features,
     '/proxy/internal-backstage/prometheus': {
       get: {
         operationId: 'getPrometheusMetrics',
