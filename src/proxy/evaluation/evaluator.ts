@@ -1,4 +1,5 @@
 import type { Context } from 'unleash-client';
+import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
 import { etagMatches } from '../../common/http/etag';
 import type { Logger } from '../../common/logging/logger';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
@@ -85,7 +86,18 @@ interface RevisionState {
 }
 
 /** `Outcome.id` of a toggle whose evaluation threw: answered disabled and never counted. */
-const FAILED = -2;
+export const FAILED = -2;
+
+/**
+ * One toggle of a walk over every toggle (`Evaluator.each`): its outcome for the context (undefined
+ * for an uncompiled toggle, which the caller evaluates) and, when it was asked for, the strategy
+ * definition that enabled it.
+ */
+export type ToggleVisit = (
+  toggle: CompiledToggle,
+  outcome: Outcome | undefined,
+  decided: StrategyTransportInterface | undefined,
+) => void;
 
 /** Names the definitions do not have: answered disabled with the fallback variant, never counted. */
 function unknownEntry(name: string): Buffer {
@@ -198,6 +210,54 @@ export class Evaluator {
     if (usage && state.cache.admit(etag))
       state.cache.set(etag, { body, usage }, body.length + 8 * usage.length + 160);
     return { notModified: false, body, etag };
+  }
+
+  /**
+   * Every toggle of the revision for prepared inputs, in answer order, evaluated and counted as an
+   * answer listing every toggle is (constants from the plan, few-valued inputs from their memo, the
+   * rest by the SDK), each handed to `visit`. A toggle for which `decider` is true is evaluated by
+   * the SDK even when remembered, and handed with the strategy that enabled it. An uncompiled toggle
+   * is handed without an outcome and not evaluated or counted: the caller evaluates it. False when
+   * the SDK's full evaluation must run: nothing is handed then.
+   */
+  each(prepared: Prepared, decider: (toggle: CompiledToggle) => boolean, visit: ToggleVisit): boolean {
+    const fresh = this.refresh(prepared);
+    const fast = this.features.fast?.();
+    if (!fast || fresh.revision === -1) return false;
+    const state = this.revisionState(fast);
+    const { enhanced, window } = fresh;
+    const keys: MemoKeys = new Map();
+    for (const toggle of state.plan.toggles) {
+      if (toggle.constant) visit(toggle, toggle.constant, undefined);
+      else if (toggle.uncompiled) visit(toggle, undefined, undefined);
+      else if (decider(toggle)) this.evaluateDeciding(fast, state, toggle, enhanced, visit);
+      else visit(toggle, this.evaluateToggle(fast, state, toggle, enhanced, window, keys), undefined);
+    }
+    state.usage.countAnswer(state.constants);
+    return true;
+  }
+
+  /** One SDK evaluation of a toggle (counted), handed with the strategy that enabled it. */
+  private evaluateDeciding(
+    fast: FastEvaluation,
+    state: RevisionState,
+    toggle: CompiledToggle,
+    enhanced: Context,
+    visit: ToggleVisit,
+  ): void {
+    let outcome: Outcome;
+    let decided: StrategyTransportInterface | undefined;
+    try {
+      const result = fast.resolve(toggle.name, toggle.customCode ? ownCopy(enhanced) : enhanced);
+      decided = result.feature_enabled ? fast.decidingStrategy(toggle.name) : undefined;
+      outcome = outcomeOf(toggle, result);
+    } catch (err) {
+      fast.failed(toggle.name, err);
+      visit(toggle, failedOutcome(toggle), undefined);
+      return;
+    }
+    state.usage.count(outcome);
+    visit(toggle, outcome, decided);
   }
 
   /** The toggles a selection lists, in answer order; a name the definitions lack stays a string. */
@@ -323,14 +383,7 @@ export class Evaluator {
       );
     } catch (err) {
       fast.failed(toggle.name, err);
-      const failed = disabledToggle(toggle.name, toggle.impressionData);
-      return {
-        name: toggle.name,
-        id: FAILED,
-        enabled: failed.enabled,
-        variant: failed.variant.name,
-        entry: toggleEntry(failed),
-      };
+      return failedOutcome(toggle);
     }
     state.usage.count(outcome);
     // kept only when no date passed while evaluating
@@ -370,6 +423,18 @@ export class Evaluator {
     }
     return JSON.stringify({ toggles });
   }
+}
+
+/** A toggle whose evaluation threw: disabled with the fallback variant, never counted. */
+function failedOutcome(toggle: CompiledToggle): Outcome {
+  const failed = disabledToggle(toggle.name, toggle.impressionData);
+  return {
+    name: toggle.name,
+    id: FAILED,
+    enabled: failed.enabled,
+    variant: failed.variant.name,
+    entry: toggleEntry(failed),
+  };
 }
 
 function unique(names: readonly string[]): string[] {

@@ -40,17 +40,22 @@ const COMMA = 0x2c;
  * string over 128 KiB is allocated apart from the others, and is encoded again when written.)
  */
 export function toggleListBody(entries: readonly Uint8Array[]): Buffer {
-  let length = HEAD.length + TAIL.length + Math.max(0, entries.length - 1);
+  return joinEntries(HEAD, entries, TAIL);
+}
+
+/** `head`, the entries separated by commas, then `tail`: bytes copied once into one buffer of its own. */
+export function joinEntries(head: Uint8Array, entries: readonly Uint8Array[], tail: Uint8Array): Buffer {
+  let length = head.length + tail.length + Math.max(0, entries.length - 1);
   for (const entry of entries) length += entry.length;
   // its own memory, not a slice of Node's shared pool, as kept answers live on
   const body = Buffer.allocUnsafeSlow(length);
-  body.set(HEAD, 0);
-  let at = HEAD.length;
+  body.set(head, 0);
+  let at = head.length;
   for (let i = 0; i < entries.length; i++) {
     if (i > 0) body[at++] = COMMA;
     body.set(entries[i], at);
     at += entries[i].length;
   }
-  body.set(TAIL, at);
+  body.set(tail, at);
   return body;
 }

@@ -20,6 +20,7 @@ import type { FeatureRepository } from '../upstream/feature-repository';
 import { requireOfrepKey, requireStreamAccess, streamToken, type OfrepAuthOptions } from './auth';
 import type { ChangeStreams } from './event-stream';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
+import { bulkFlags } from './bulk';
 import { ofrepRequestSchema } from './schemas';
 
 /** Seconds a hidden browser tab keeps its change stream open (ADR-0008's default). */
@@ -124,12 +125,10 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
       res.status(304).end();
       return;
     }
-    const evaluate = detailsFor(opts.features, context);
-    const flags = opts.features.toggles().map((feature) => {
-      const details = evaluate(feature.name);
-      return details ? toOfrepResult(details) : flagNotFound(feature.name);
-    });
-    const flagsJson = JSON.stringify(flags);
+    // every flag through the plan of `/proxy`, each result serialised once per outcome and reason
+    const flagsJson =
+      bulkFlags(opts.features, opts.pipeline.evaluator, prepared, context) ??
+      Buffer.from(JSON.stringify(plainFlags(opts.features, context)));
     // The validator covers the flag values only: the stream URL's `since` changing alone is no
     // change. Derived when still valid after evaluating (no date passed meanwhile), else of the body.
     const fresh = derived !== undefined && opts.pipeline.evaluator.refresh(prepared) === prepared;
@@ -146,10 +145,12 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
         inactivityDelaySec: INACTIVITY_DELAY_SEC,
       },
     ];
-    res
-      .status(200)
-      .type('application/json; charset=utf-8')
-      .send(`{"flags":${flagsJson},"eventStreams":${JSON.stringify(eventStreams)}}`);
+    const body = Buffer.concat([
+      FLAGS_HEAD,
+      flagsJson,
+      Buffer.from(`,"eventStreams":${JSON.stringify(eventStreams)}}`),
+    ]);
+    res.status(200).type('application/json; charset=utf-8').send(body);
   });
 
   router.get(STREAM_PATH, requireStreamAccess(opts.auth), (req, res) => {
@@ -163,6 +164,17 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
   });
   router.use(ofrepErrors);
   return router;
+}
+
+const FLAGS_HEAD = Buffer.from('{"flags":');
+
+/** Every flag through `details.ts`, while the SDK's full evaluation must run (see `bulkFlags`). */
+function plainFlags(features: FeatureRepository, context: Context): OfrepResult[] {
+  const evaluate = detailsFor(features, context);
+  return features.toggles().map((feature) => {
+    const details = evaluate(feature.name);
+    return details ? toOfrepResult(details) : flagNotFound(feature.name);
+  });
 }
 
 /** The absolute stream URL for this request's host: a browser's EventSource needs one. */
