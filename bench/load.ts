@@ -105,7 +105,10 @@ function plainRequest(job: LoadJob) {
         ? {
             setupRequest: (req: { path?: string }) => {
               counter += 1;
-              return { ...req, path: `${job.path}&userId=u-${base}-${counter}&sessionId=s-${base}-${counter}` };
+              return {
+                ...req,
+                path: `${job.path}&userId=u-${base}-${counter}&sessionId=s-${base}-${counter}`,
+              };
             },
           }
         : {}),

@@ -14,6 +14,7 @@ import { corsMiddleware } from './cors/cors-middleware';
 import { docsRouter } from './docs/router';
 import { Evaluator } from './evaluation/evaluator';
 import { installFastLane } from './evaluation/fast-lane';
+import { installPostLane } from './evaluation/post-lane';
 import { EvaluationPipeline } from './evaluation/pipeline';
 import { evaluationRouter } from './evaluation/router';
 import { frontendFeatureRouter } from './frontend-api/feature-router';
@@ -146,7 +147,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   );
   app.use(notFoundHandler);
   app.use(errorMiddleware(config.logger));
-  installFastLane(app, {
+  const laneOptions = {
     paths: clientPaths,
     pipeline,
     features,
@@ -157,7 +158,9 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     cors: new CorsHeaderMemo(cors),
     bodyResponse,
     onError: errorMiddleware(config.logger),
-  });
+  };
+  installFastLane(app, laneOptions);
+  installPostLane(app, { ...laneOptions, maxBodySize: config.maxBodySize });
 
   return Object.assign(app, {
     whenReady: () => features.whenReady(),
