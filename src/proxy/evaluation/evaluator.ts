@@ -83,6 +83,8 @@ interface RevisionState {
   readonly cache: AnswerCache<CachedAnswer>;
   readonly usage: UsageTally;
   memoBytes: number;
+  /** The toggle whose memo gives up its oldest result next when the budget is reached. */
+  evictAt: number;
 }
 
 /** `Outcome.id` of a toggle whose evaluation threw: answered disabled and never counted. */
@@ -299,6 +301,7 @@ export class Evaluator {
         maxSeen: this.budgets.answerCacheEntries,
       }),
       memoBytes: 0,
+      evictAt: 0,
     };
     return this.state;
   }
@@ -392,14 +395,35 @@ export class Evaluator {
     return outcome;
   }
 
+  /**
+   * Keeps one result within the memo budget. Over budget, the oldest remembered result of one toggle
+   * after another (round robin) is forgotten until the new one fits: eviction costs what insertion
+   * does, so a stream of new input values never clears every memo at once (a pause, and a burst of
+   * evaluations after it).
+   */
   private remember(state: RevisionState, toggle: CompiledToggle, key: string, outcome: Outcome): void {
     const bytes = 2 * key.length + MEMO_ENTRY_BYTES;
-    if (state.memoBytes + bytes > this.budgets.memoBytes) {
-      for (const t of state.plan.toggles) t.memo.clear();
-      state.memoBytes = 0;
-    }
+    if (bytes > this.budgets.memoBytes) return;
+    while (state.memoBytes + bytes > this.budgets.memoBytes && this.forgetOne(state));
     toggle.memo.set(key, outcome);
     state.memoBytes += bytes;
+  }
+
+  /** Forgets the oldest remembered result of the next toggle that has one; false when none has. */
+  private forgetOne(state: RevisionState): boolean {
+    const toggles = state.plan.toggles;
+    for (let seen = 0; seen < toggles.length; seen++) {
+      const toggle = toggles[state.evictAt];
+      state.evictAt = (state.evictAt + 1) % toggles.length;
+      const oldest = toggle.memo.keys().next();
+      if (!oldest.done) {
+        toggle.memo.delete(oldest.value);
+        state.memoBytes -= 2 * oldest.value.length + MEMO_ENTRY_BYTES;
+        return true;
+      }
+    }
+    state.memoBytes = 0;
+    return false;
   }
 
   /** The reference path, while the SDK's full evaluation must run (someone listens to its impression events). */
