@@ -106,8 +106,34 @@ function unknownEntry(name: string): Buffer {
   return toggleEntry(disabledToggle(name, false));
 }
 
-/** Memo keys computed for one request, by input-field list (toggles with the same fields share the list). */
-type MemoKeys = Map<readonly string[], string | undefined>;
+/**
+ * What one request computes once for all its toggles: memo keys by input-field list (toggles with
+ * the same fields share the list), with the clock's window when a toggle reads the clock, and the
+ * checks of chance guards (random strategies' constraints), by the guard's constraints.
+ */
+class MemoKeys {
+  private readonly plain = new Map<readonly string[], string | undefined>();
+  private readonly clocked = new Map<readonly string[], string | undefined>();
+  readonly guards = new Map<string, boolean>();
+
+  constructor(
+    private readonly context: Context,
+    private readonly window: string | undefined,
+    private readonly maxLength: number,
+  ) {}
+
+  /** The memo key of the context for these input fields; undefined when too long to keep. */
+  key(inputs: readonly string[], clocked: boolean): string | undefined {
+    const known = clocked ? this.clocked : this.plain;
+    let key = known.get(inputs);
+    if (key === undefined && !known.has(inputs)) {
+      key = clocked ? this.key(inputs, false) : memoKey(inputs, this.context, this.maxLength);
+      if (key !== undefined && clocked) key = `${key}@${this.window ?? ''}`;
+      known.set(inputs, key);
+    }
+    return key;
+  }
+}
 
 /**
  * Answers a selection of toggles for one context: one SDK evaluation per toggle per request, except
@@ -228,7 +254,7 @@ export class Evaluator {
     if (!fast || fresh.revision === -1) return false;
     const state = this.revisionState(fast);
     const { enhanced, window } = fresh;
-    const keys: MemoKeys = new Map();
+    const keys = new MemoKeys(enhanced, window, this.budgets.memoKeyMaxLength);
     for (const toggle of state.plan.toggles) {
       if (toggle.constant) visit(toggle, toggle.constant, undefined);
       else if (toggle.uncompiled) visit(toggle, undefined, undefined);
@@ -319,7 +345,7 @@ export class Evaluator {
     const countConstantsOnce = selection.kind !== 'named';
     const entries: Buffer[] = [];
     const counted: Outcome[] = [];
-    const keys: MemoKeys = new Map();
+    const keys = new MemoKeys(enhanced, window, this.budgets.memoKeyMaxLength);
     let cacheable = true;
     for (const toggle of toggles) {
       if (typeof toggle === 'string') {
@@ -363,13 +389,8 @@ export class Evaluator {
   ): Outcome {
     const clocked = toggle.determinism.currentTime && window !== undefined;
     let key: string | undefined;
-    if (toggle.inputs && isDeterministic(toggle.determinism, enhanced, clocked)) {
-      key = keys.get(toggle.inputs);
-      if (key === undefined && !keys.has(toggle.inputs)) {
-        key = memoKey(toggle.inputs, enhanced, this.budgets.memoKeyMaxLength);
-        keys.set(toggle.inputs, key);
-      }
-      if (key !== undefined && clocked) key = `${key}@${window}`;
+    if (toggle.inputs && isDeterministic(toggle.determinism, enhanced, clocked, keys.guards)) {
+      key = keys.key(toggle.inputs, clocked);
     }
     if (key !== undefined) {
       const hit = toggle.memo.get(key);

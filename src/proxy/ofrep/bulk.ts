@@ -4,7 +4,6 @@ import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
 import { detailsFor, reasonOf, type EvaluationReason } from '../evaluation/details';
 import { FAILED, type Evaluator, type Prepared } from '../evaluation/evaluator';
 import type { CompiledToggle, Outcome } from '../evaluation/plan';
-import { joinEntries } from '../evaluation/toggle-json';
 import type { EvaluatedToggle, FeatureRepository } from '../upstream/feature-repository';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
 
@@ -22,9 +21,6 @@ interface ToggleFacts {
 // Keyed by objects of one revision (its compiled toggles and interned outcomes): they go with it.
 const factsByToggle = new WeakMap<CompiledToggle, ToggleFacts>();
 const entriesByOutcome = new WeakMap<Outcome, Map<EvaluationReason, Buffer>>();
-
-const OPEN = Buffer.from('[');
-const CLOSE = Buffer.from(']');
 
 function factsOf(features: FeatureRepository, toggle: CompiledToggle): ToggleFacts {
   let facts = factsByToggle.get(toggle);
@@ -81,7 +77,7 @@ function entryOf(feature: FeatureInterface, outcome: Outcome, reason: Evaluation
 }
 
 /**
- * The `flags` array of OFREP's bulk answer as bytes: every toggle through the evaluator of `/proxy`
+ * The entries of the `flags` array of OFREP's bulk answer, as bytes: every toggle through the evaluator of `/proxy`
  * (`Evaluator.each`: its plan, constants, memo, interned outcomes and usage counts), each result
  * serialised once per outcome and reason. A toggle whose reason depends on the strategy that
  * enabled it is evaluated with that strategy; an uncompiled one goes through `details.ts` as a
@@ -92,7 +88,7 @@ export function bulkFlags(
   evaluator: Evaluator,
   prepared: Prepared,
   context: Context,
-): Buffer | undefined {
+): Buffer[] | undefined {
   const entries: Buffer[] = [];
   let single: ReturnType<typeof detailsFor> | undefined;
   const handled = evaluator.each(
@@ -110,5 +106,5 @@ export function bulkFlags(
       entries.push(entryOf(feature, outcome, reasonFor(toggle, feature, facts, outcome, decided)));
     },
   );
-  return handled ? joinEntries(OPEN, entries, CLOSE) : undefined;
+  return handled ? entries : undefined;
 }

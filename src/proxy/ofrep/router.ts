@@ -20,6 +20,7 @@ import type { FeatureRepository } from '../upstream/feature-repository';
 import { requireOfrepKey, requireStreamAccess, streamToken, type OfrepAuthOptions } from './auth';
 import type { ChangeStreams } from './event-stream';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
+import { joinEntries } from '../evaluation/toggle-json';
 import { bulkFlags } from './bulk';
 import { ofrepRequestSchema } from './schemas';
 
@@ -126,18 +127,9 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
       return;
     }
     // every flag through the plan of `/proxy`, each result serialised once per outcome and reason
-    const flagsJson =
+    const entries =
       bulkFlags(opts.features, opts.pipeline.evaluator, prepared, context) ??
-      Buffer.from(JSON.stringify(plainFlags(opts.features, context)));
-    // The validator covers the flag values only: the stream URL's `since` changing alone is no
-    // change. Derived when still valid after evaluating (no date passed meanwhile), else of the body.
-    const fresh = derived !== undefined && opts.pipeline.evaluator.refresh(prepared) === prepared;
-    const etag = fresh ? derived : weakEtag(flagsJson);
-    res.setHeader('ETag', etag);
-    if (etagMatches(req.headers['if-none-match'], etag)) {
-      res.status(304).end();
-      return;
-    }
+      plainFlags(opts.features, context).map((r) => Buffer.from(JSON.stringify(r)));
     const eventStreams = [
       {
         type: 'sse',
@@ -145,11 +137,20 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
         inactivityDelaySec: INACTIVITY_DELAY_SEC,
       },
     ];
-    const body = Buffer.concat([
-      FLAGS_HEAD,
-      flagsJson,
-      Buffer.from(`,"eventStreams":${JSON.stringify(eventStreams)}}`),
-    ]);
+    // the whole body copied once: `{"flags":[...],"eventStreams":[...]}`
+    const tail = Buffer.from(`],"eventStreams":${JSON.stringify(eventStreams)}}`);
+    const body = joinEntries(FLAGS_HEAD, entries, tail);
+    // The validator covers the flag values only (`[...]`): the stream URL's `since` changing alone is
+    // no change. Derived when still valid after evaluating (no date passed meanwhile), else of the flags.
+    const fresh = derived !== undefined && opts.pipeline.evaluator.refresh(prepared) === prepared;
+    const etag = fresh
+      ? derived
+      : weakEtag(body.subarray(FLAGS_HEAD.length - 1, body.length - tail.length + 1));
+    res.setHeader('ETag', etag);
+    if (etagMatches(req.headers['if-none-match'], etag)) {
+      res.status(304).end();
+      return;
+    }
     res.status(200).type('application/json; charset=utf-8').send(body);
   });
 
@@ -166,7 +167,7 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
   return router;
 }
 
-const FLAGS_HEAD = Buffer.from('{"flags":');
+const FLAGS_HEAD = Buffer.from('{"flags":[');
 
 /** Every flag through `details.ts`, while the SDK's full evaluation must run (see `bulkFlags`). */
 function plainFlags(features: FeatureRepository, context: Context): OfrepResult[] {
