@@ -222,7 +222,7 @@ export class Evaluator {
     const { etag, selection, enhanced, window } = fresh;
     const toggles = this.togglesOf(state.plan, selection);
     if (etag === undefined) {
-      const body = this.evaluate(fast, state, selection, toggles, enhanced, window).body;
+      const body = this.evaluate(fast, state, selection, toggles, enhanced, window, false).body;
       return this.withBodyEtag(body, ifNoneMatch);
     }
     if (etagMatches(ifNoneMatch, etag)) return { notModified: true, etag };
@@ -231,12 +231,13 @@ export class Evaluator {
       state.usage.countAnswer(cached.usage);
       return { notModified: false, body: cached.body, etag };
     }
-    const { body, usage } = this.evaluate(fast, state, selection, toggles, enhanced, window);
+    // Kept only on its second sighting: a first one (a new user) collects no usage list to keep.
+    const keep = state.cache.admit(etag);
+    const { body, usage } = this.evaluate(fast, state, selection, toggles, enhanced, window, keep);
     // A date passed while evaluating: this body belongs to no single window, validate it by itself.
     if (window !== undefined && clockWindow(state.plan.dateBoundaries, Date.now()) !== window)
       return this.withBodyEtag(body, undefined);
-    if (usage && state.cache.admit(etag))
-      state.cache.set(etag, { body, usage }, body.length + 8 * usage.length + 160);
+    if (usage) state.cache.set(etag, { body, usage }, body.length + 8 * usage.length + 160);
     return { notModified: false, body, etag };
   }
 
@@ -332,7 +333,10 @@ export class Evaluator {
     return this.state;
   }
 
-  /** Evaluates the selection (each toggle once, counted) and serialises it, with the usage it counted. */
+  /**
+   * Evaluates the selection (each toggle once, counted) and serialises it; with `collect`, also the
+   * list of what it counted (to keep the answer with), undefined when a toggle failed.
+   */
   private evaluate(
     fast: FastEvaluation,
     state: RevisionState,
@@ -340,6 +344,7 @@ export class Evaluator {
     toggles: readonly (CompiledToggle | string)[],
     enhanced: Context,
     window: string | undefined,
+    collect: boolean,
   ): { body: Buffer; usage: readonly Outcome[] | undefined } {
     const onlyEnabled = selection.kind === 'enabled';
     const countConstantsOnce = selection.kind !== 'named';
@@ -356,18 +361,19 @@ export class Evaluator {
       if (outcome) {
         if (!countConstantsOnce && outcome.id !== QUARANTINED) {
           state.usage.count(outcome);
-          counted.push(outcome);
+          if (collect) counted.push(outcome);
         }
       } else {
         outcome = this.evaluateToggle(fast, state, toggle, enhanced, window, keys);
         if (outcome.id === FAILED) cacheable = false;
-        else counted.push(outcome);
+        else if (collect) counted.push(outcome);
       }
       if (!onlyEnabled || outcome.enabled) entries.push(outcome.entry);
     }
     if (countConstantsOnce) state.usage.countAnswer(state.constants);
     // A toggle that failed is not counted: such an answer is not kept, its usage would be wrong.
-    const usage = !cacheable ? undefined : countConstantsOnce ? state.constants.concat(counted) : counted;
+    const usage =
+      !collect || !cacheable ? undefined : countConstantsOnce ? state.constants.concat(counted) : counted;
     return { body: toggleListBody(entries), usage };
   }
 
