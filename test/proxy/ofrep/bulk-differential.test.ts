@@ -89,13 +89,14 @@ const featuresArb = fc
   )
   .map((list) => list.map((f, i) => ({ name: NAMES[i], ...f })));
 
+// Always a user: without one, a rollout or variant split sticky on it rolls a die (chance, not a difference).
 const contextArb = fc.record(
   {
     targetingKey: fc.constantFrom('u1', 'u2', 'u3', 'u4'),
     plan: fc.constantFrom('free', 'pro'),
     region: fc.constantFrom('eu', 'us'),
   },
-  { requiredKeys: [] },
+  { requiredKeys: ['targetingKey'] },
 );
 
 const SEGMENTS = [
