@@ -7,6 +7,7 @@ import { ownCopy } from '../context/build-context';
 import { canonicalContext } from '../context/canonical-context';
 import type { EvaluatedToggle, FastEvaluation, FeatureRepository } from '../upstream/feature-repository';
 import { AnswerCache } from './answer-cache';
+import { BodyBuffers } from './body-buffers';
 import { clockWindow, combine, isDeterministic, type Determinism } from './determinism';
 import { bodyEtag, derivedEtag } from './etag';
 import {
@@ -44,7 +45,13 @@ export interface Prepared {
 
 /** What to write for a request: a toggle list with its validator, or 304 for the client's own copy. */
 export type Reply =
-  | { readonly notModified: false; readonly body: string | Buffer; readonly etag: string }
+  | {
+      readonly notModified: false;
+      readonly body: string | Buffer;
+      readonly etag: string;
+      /** Gives the body's memory back for reuse: call once the body was written and is dropped. */
+      readonly release?: () => void;
+    }
   | { readonly notModified: true; readonly etag: string };
 
 /** The memory budgets of evaluation; none depends on the size of what clients send. */
@@ -143,6 +150,7 @@ class MemoKeys {
 export class Evaluator {
   private state: RevisionState | undefined;
   private readonly failures: RateLimitedLog;
+  private readonly bodies = new BodyBuffers();
 
   constructor(
     private readonly features: FeatureRepository,
@@ -222,8 +230,8 @@ export class Evaluator {
     const { etag, selection, enhanced, window } = fresh;
     const toggles = this.togglesOf(state.plan, selection);
     if (etag === undefined) {
-      const body = this.evaluate(fast, state, selection, toggles, enhanced, window, false).body;
-      return this.withBodyEtag(body, ifNoneMatch);
+      const { body, release } = this.evaluate(fast, state, selection, toggles, enhanced, window, false);
+      return this.withBodyEtag(body, ifNoneMatch, release);
     }
     if (etagMatches(ifNoneMatch, etag)) return { notModified: true, etag };
     const cached = state.cache.get(etag);
@@ -233,12 +241,12 @@ export class Evaluator {
     }
     // Kept only on its second sighting: a first one (a new user) collects no usage list to keep.
     const keep = state.cache.admit(etag);
-    const { body, usage } = this.evaluate(fast, state, selection, toggles, enhanced, window, keep);
+    const { body, usage, release } = this.evaluate(fast, state, selection, toggles, enhanced, window, keep);
     // A date passed while evaluating: this body belongs to no single window, validate it by itself.
     if (window !== undefined && clockWindow(state.plan.dateBoundaries, Date.now()) !== window)
-      return this.withBodyEtag(body, undefined);
+      return this.withBodyEtag(body, undefined, release);
     if (usage) state.cache.set(etag, { body, usage }, body.length + 8 * usage.length + 160);
-    return { notModified: false, body, etag };
+    return { notModified: false, body, etag, release };
   }
 
   /**
@@ -295,9 +303,11 @@ export class Evaluator {
     return unique(selection.names).map((n) => plan.byName.get(n) ?? n);
   }
 
-  private withBodyEtag(body: string | Buffer, ifNoneMatch: string | undefined): Reply {
+  private withBodyEtag(body: string | Buffer, ifNoneMatch: string | undefined, release?: () => void): Reply {
     const etag = bodyEtag(body);
-    return etagMatches(ifNoneMatch, etag) ? { notModified: true, etag } : { notModified: false, body, etag };
+    if (!etagMatches(ifNoneMatch, etag)) return { notModified: false, body, etag, release };
+    release?.();
+    return { notModified: true, etag };
   }
 
   private revisionState(fast: FastEvaluation): RevisionState {
@@ -345,7 +355,7 @@ export class Evaluator {
     enhanced: Context,
     window: string | undefined,
     collect: boolean,
-  ): { body: Buffer; usage: readonly Outcome[] | undefined } {
+  ): { body: Buffer; usage: readonly Outcome[] | undefined; release: (() => void) | undefined } {
     const onlyEnabled = selection.kind === 'enabled';
     const countConstantsOnce = selection.kind !== 'named';
     const entries: Buffer[] = [];
@@ -374,7 +384,15 @@ export class Evaluator {
     // A toggle that failed is not counted: such an answer is not kept, its usage would be wrong.
     const usage =
       !collect || !cacheable ? undefined : countConstantsOnce ? state.constants.concat(counted) : counted;
-    return { body: toggleListBody(entries), usage };
+    if (collect) return { body: toggleListBody(entries), usage, release: undefined };
+    // not kept: written once, its memory reused afterwards
+    let release: (() => void) | undefined;
+    const body = toggleListBody(entries, (length) => {
+      const taken = this.bodies.take(length);
+      release = taken.release;
+      return taken.body;
+    });
+    return { body, usage, release };
   }
 
   /**
