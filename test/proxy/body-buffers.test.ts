@@ -99,4 +99,30 @@ describe('answers written from reused memory', () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
+
+  test('OFREP bulk answers for many concurrent new users, compressed or not, are each intact', async () => {
+    const server = app.listen(0);
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, async (_, n) => {
+          const user = n % 10;
+          const res = await request(server)
+            .post('/ofrep/v1/evaluate/flags')
+            .set('Authorization', CLIENT_KEY)
+            .set('Accept-Encoding', n % 2 === 0 ? 'gzip' : 'identity')
+            .send({ context: { targetingKey: `user-${user}`, sessionId: `s-${n}` } });
+          return { user, status: res.status, body: res.body as { flags: { key: string; value: boolean }[] } };
+        }),
+      );
+      for (const { user, status, body } of answers) {
+        expect(status).toBe(200);
+        expect(body.flags).toHaveLength(300);
+        const on = body.flags.filter((f) => f.value).map((f) => Number(f.key.slice(-3)) % 10);
+        expect(new Set(on)).toEqual(new Set([user]));
+        expect(on).toHaveLength(30);
+      }
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
 });

@@ -20,6 +20,7 @@ import type { FeatureRepository } from '../upstream/feature-repository';
 import { requireOfrepKey, requireStreamAccess, streamToken, type OfrepAuthOptions } from './auth';
 import type { ChangeStreams } from './event-stream';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
+import { BodyBuffers } from '../evaluation/body-buffers';
 import { joinEntries } from '../evaluation/toggle-json';
 import { bulkFlags } from './bulk';
 import { ofrepRequestSchema } from './schemas';
@@ -81,6 +82,7 @@ const ALL_FLAGS: Selection = { kind: 'all' };
 export function ofrepRouter(opts: OfrepRouterOptions): Router {
   const router = Router();
   const requireKey = requireOfrepKey(opts.auth);
+  const bodies = new BodyBuffers();
 
   const evaluationContext = async (req: Request, key: string | undefined): Promise<Context> => {
     const rawContext = (req.body as { context?: unknown } | undefined)?.context;
@@ -139,7 +141,12 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
     ];
     // the whole body copied once: `{"flags":[...],"eventStreams":[...]}`
     const tail = Buffer.from(`],"eventStreams":${JSON.stringify(eventStreams)}}`);
-    const body = joinEntries(FLAGS_HEAD, entries, tail);
+    let release: (() => void) | undefined;
+    const body = joinEntries(FLAGS_HEAD, entries, tail, (length) => {
+      const taken = bodies.take(length);
+      release = taken.release;
+      return taken.body;
+    });
     // The validator covers the flag values only (`[...]`): the stream URL's `since` changing alone is
     // no change. Derived when still valid after evaluating (no date passed meanwhile), else of the flags.
     const fresh = derived !== undefined && opts.pipeline.evaluator.refresh(prepared) === prepared;
@@ -148,9 +155,12 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
       : weakEtag(body.subarray(FLAGS_HEAD.length - 1, body.length - tail.length + 1));
     res.setHeader('ETag', etag);
     if (etagMatches(req.headers['if-none-match'], etag)) {
+      release?.();
       res.status(304).end();
       return;
     }
+    // the body's memory is reused once the response is written out (never on an abort)
+    if (release) res.once('finish', release);
     res.status(200).type('application/json; charset=utf-8').send(body);
   });
 
