@@ -14,7 +14,10 @@ export interface LoadJob {
   /** Seconds; ignored when `amount` is set. */
   duration: number;
   amount?: number;
-  /** A new userId and sessionId per request, appended to `path` (GET). */
+  /**
+   * A new user per request: a userId and sessionId appended to `path` (GET), or, with a `body`,
+   * every `UNIQUE` placeholder in it replaced by a new value (POST).
+   */
   uniqueContexts: boolean;
   /**
    * A fleet of this many users (appended to `path` as `userId`), visited in turn, each revalidating
@@ -34,6 +37,9 @@ export interface LoadResult {
   /** CPU time (user + system, µs) the load generator itself used during the run. */
   cpuMicros: number;
 }
+
+/** In a unique-context POST body, replaced by a new value on every request. */
+export const UNIQUE = '{{unique}}';
 
 /** Each user's last ETag, kept across the learning pass and the measured run. */
 const fleetEtags = new Map<number, string>();
@@ -88,14 +94,24 @@ function plainRequest(job: LoadJob) {
     path: job.path,
     headers: job.headers,
     body: job.body,
-    ...(job.uniqueContexts
+    ...(job.uniqueContexts && job.body !== undefined
       ? {
-          setupRequest: (req: { path?: string }) => {
+          setupRequest: (req: { body?: string }) => {
             counter += 1;
-            return { ...req, path: `${job.path}&userId=u-${base}-${counter}&sessionId=s-${base}-${counter}` };
+            return { ...req, body: (job.body ?? '').replaceAll(UNIQUE, `${base}-${counter}`) };
           },
         }
-      : {}),
+      : job.uniqueContexts
+        ? {
+            setupRequest: (req: { path?: string }) => {
+              counter += 1;
+              return {
+                ...req,
+                path: `${job.path}&userId=u-${base}-${counter}&sessionId=s-${base}-${counter}`,
+              };
+            },
+          }
+        : {}),
   };
 }
 

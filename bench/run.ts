@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { generateFeatures, someNames, type BenchFeatures } from './flags';
-import type { LoadJob, LoadResult } from './load';
+import { UNIQUE, type LoadJob, type LoadResult } from './load';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 3);
 const SIZES = (process.env.BENCH_SIZES ?? '20,200,2000').split(',').map(Number);
@@ -367,6 +367,14 @@ function scenarios(features: BenchFeatures): Scenario[] {
       uniqueContexts: false,
     },
     {
+      name: 'POST /proxy, a new user in the body',
+      method: 'POST',
+      path: '/proxy',
+      headers: json,
+      body: JSON.stringify({ context: { ...BODY_CONTEXT, userId: `u-${UNIQUE}`, sessionId: `s-${UNIQUE}` } }),
+      uniqueContexts: true,
+    },
+    {
       name: 'POST /proxy with 20 named toggles',
       method: 'POST',
       path: '/proxy',
@@ -388,6 +396,16 @@ function scenarios(features: BenchFeatures): Scenario[] {
       headers: json,
       body: JSON.stringify({ context: OFREP_CONTEXT }),
       uniqueContexts: false,
+    },
+    {
+      name: 'POST /ofrep/v1/evaluate/flags, a new targetingKey',
+      method: 'POST',
+      path: '/ofrep/v1/evaluate/flags',
+      headers: json,
+      body: JSON.stringify({
+        context: { ...OFREP_CONTEXT, targetingKey: `u-${UNIQUE}`, sessionId: `s-${UNIQUE}` },
+      }),
+      uniqueContexts: true,
     },
     {
       name: 'POST /ofrep/v1/evaluate/flags revalidated (304)',

@@ -17,7 +17,8 @@ import { registerEnvironmentMetrics } from './environments/environment-metrics';
 import { KeyScopes } from './environments/key-scopes';
 import { EnvironmentRegistry } from './environments/registry';
 import { environmentRefused, requireScope, scopeOf } from './environments/require-scope';
-import { installFastLane } from './evaluation/fast-lane';
+import { installFastLane, type FastLaneOptions } from './evaluation/fast-lane';
+import { installPostLane } from './evaluation/post-lane';
 import { evaluationRouter } from './evaluation/router';
 import { frontendFeatureRouter } from './frontend-api/feature-router';
 import { healthRouter } from './health/router';
@@ -230,7 +231,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   );
   app.use(notFoundHandler);
   app.use(errorMiddleware(config.logger));
-  installFastLane(app, {
+  const laneOptions: FastLaneOptions = {
     paths: clientPaths,
     features: environments,
     clientKeysHeaderName: header,
@@ -247,7 +248,9 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     cors: new CorsHeaderMemo(cors),
     bodyResponse,
     onError: errorMiddleware(config.logger),
-  });
+  };
+  installFastLane(app, laneOptions);
+  installPostLane(app, { ...laneOptions, maxBodySize: config.maxBodySize });
 
   return Object.assign(app, {
     whenReady: () => environments.whenReady(),

@@ -61,8 +61,8 @@ async function serve(options: ProxyOptions, env: NodeJS.ProcessEnv): Promise<Run
   const listener = inCluster ? namingWorker(app, `${proxyBasePath}/proxy/health`) : app;
   // Joined before listening: a worker may be handed its first connection together with the
   // primary's listening acknowledgement, and a scrape then must already get the cluster's aggregate.
-  let exit: (() => void) | undefined;
-  if (inCluster) app.metrics.renderWith(joinCluster(app.metrics.registry, () => exit?.()));
+  const onPrimaryShutdown: { run?: () => void } = {};
+  if (inCluster) app.metrics.renderWith(joinCluster(app.metrics.registry, () => onPrimaryShutdown.run?.()));
   const server = await new Promise<Server>((resolve, reject) => {
     const s = createServer(listener);
     s.once('error', reject);
@@ -83,7 +83,7 @@ async function serve(options: ProxyOptions, env: NodeJS.ProcessEnv): Promise<Run
     return stopping;
   };
   const stopAndExit = () => void stop().then(() => process.exit(0));
-  exit = stopAndExit;
+  onPrimaryShutdown.run = stopAndExit;
   const onSignal = (signal: NodeJS.Signals) => {
     logger.info(`received ${signal}, shutting down`);
     stopAndExit();

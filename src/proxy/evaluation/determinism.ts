@@ -178,11 +178,24 @@ const nonEmpty = (value: unknown) => typeof value === 'string' && value !== '';
  * True when, for this (enhanced) context, the answer cannot depend on chance, the clock or the host.
  * With `clockKnown` the caller accounts for the clock itself (see `clockWindow`).
  */
-export function isDeterministic(d: Determinism, context: Context, clockKnown = false): boolean {
+export function isDeterministic(
+  d: Determinism,
+  context: Context,
+  clockKnown = false,
+  /** Checks of guards already made for this context, by `ChanceGuard.key` (toggles often share a gate). */
+  checked?: Map<string, boolean>,
+): boolean {
   if (d === ALWAYS_DETERMINISTIC) return true;
   if (d.never) return false;
   if (d.currentTime && !context.currentTime && !clockKnown) return false;
-  for (const guard of d.chance) if (reached(guard, context)) return false;
+  for (const guard of d.chance) {
+    let passes = checked?.get(guard.key);
+    if (passes === undefined) {
+      passes = reached(guard, context);
+      checked?.set(guard.key, passes);
+    }
+    if (passes) return false;
+  }
   if (d.userOrSession && !context.userId && !context.sessionId) return false;
   if (d.seed && !nonEmpty(context.userId) && !nonEmpty(context.sessionId) && !nonEmpty(context.remoteAddress))
     return false;

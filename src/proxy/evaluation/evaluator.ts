@@ -1,4 +1,5 @@
 import type { Context } from 'unleash-client';
+import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
 import { etagMatches } from '../../common/http/etag';
 import type { Logger } from '../../common/logging/logger';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
@@ -6,6 +7,7 @@ import { ownCopy } from '../context/build-context';
 import { canonicalContext } from '../context/canonical-context';
 import type { EvaluatedToggle, FastEvaluation, FeatureRepository } from '../upstream/feature-repository';
 import { AnswerCache } from './answer-cache';
+import { BodyBuffers } from './body-buffers';
 import { clockWindow, combine, isDeterministic, type Determinism } from './determinism';
 import { bodyEtag, derivedEtag } from './etag';
 import {
@@ -43,7 +45,13 @@ export interface Prepared {
 
 /** What to write for a request: a toggle list with its validator, or 304 for the client's own copy. */
 export type Reply =
-  | { readonly notModified: false; readonly body: string | Buffer; readonly etag: string }
+  | {
+      readonly notModified: false;
+      readonly body: string | Buffer;
+      readonly etag: string;
+      /** Gives the body's memory back for reuse: call once the body was written and is dropped. */
+      readonly release?: () => void;
+    }
   | { readonly notModified: true; readonly etag: string };
 
 /** The memory budgets of evaluation; none depends on the size of what clients send. */
@@ -82,18 +90,57 @@ interface RevisionState {
   readonly cache: AnswerCache<CachedAnswer>;
   readonly usage: UsageTally;
   memoBytes: number;
+  /** The toggle whose memo gives up its oldest result next when the budget is reached. */
+  evictAt: number;
 }
 
 /** `Outcome.id` of a toggle whose evaluation threw: answered disabled and never counted. */
-const FAILED = -2;
+export const FAILED = -2;
+
+/**
+ * One toggle of a walk over every toggle (`Evaluator.each`): its outcome for the context (undefined
+ * for an uncompiled toggle, which the caller evaluates) and, when it was asked for, the strategy
+ * definition that enabled it.
+ */
+export type ToggleVisit = (
+  toggle: CompiledToggle,
+  outcome: Outcome | undefined,
+  decided: StrategyTransportInterface | undefined,
+) => void;
 
 /** Names the definitions do not have: answered disabled with the fallback variant, never counted. */
 function unknownEntry(name: string): Buffer {
   return toggleEntry(disabledToggle(name, false));
 }
 
-/** Memo keys computed for one request, by input-field list (toggles with the same fields share the list). */
-type MemoKeys = Map<readonly string[], string | undefined>;
+/**
+ * What one request computes once for all its toggles: memo keys by input-field list (toggles with
+ * the same fields share the list), with the clock's window when a toggle reads the clock, and the
+ * checks of chance guards (random strategies' constraints), by the guard's constraints.
+ */
+class MemoKeys {
+  private readonly plain = new Map<readonly string[], string | undefined>();
+  private readonly clocked = new Map<readonly string[], string | undefined>();
+  readonly guards = new Map<string, boolean>();
+
+  constructor(
+    private readonly context: Context,
+    private readonly window: string | undefined,
+    private readonly maxLength: number,
+  ) {}
+
+  /** The memo key of the context for these input fields; undefined when too long to keep. */
+  key(inputs: readonly string[], clocked: boolean): string | undefined {
+    const known = clocked ? this.clocked : this.plain;
+    let key = known.get(inputs);
+    if (key === undefined && !known.has(inputs)) {
+      key = clocked ? this.key(inputs, false) : memoKey(inputs, this.context, this.maxLength);
+      if (key !== undefined && clocked) key = `${key}@${this.window ?? ''}`;
+      known.set(inputs, key);
+    }
+    return key;
+  }
+}
 
 /**
  * Answers a selection of toggles for one context: one SDK evaluation per toggle per request, except
@@ -103,6 +150,7 @@ type MemoKeys = Map<readonly string[], string | undefined>;
 export class Evaluator {
   private state: RevisionState | undefined;
   private readonly failures: RateLimitedLog;
+  private readonly bodies = new BodyBuffers();
 
   constructor(
     private readonly features: FeatureRepository,
@@ -189,8 +237,8 @@ export class Evaluator {
     const { etag, selection, enhanced, window } = fresh;
     const toggles = this.togglesOf(state.plan, selection);
     if (etag === undefined) {
-      const body = this.evaluate(fast, state, selection, toggles, enhanced, window).body;
-      return this.withBodyEtag(body, ifNoneMatch);
+      const { body, release } = this.evaluate(fast, state, selection, toggles, enhanced, window, false);
+      return this.withBodyEtag(body, ifNoneMatch, release);
     }
     if (etagMatches(ifNoneMatch, etag)) return { notModified: true, etag };
     const cached = state.cache.get(etag);
@@ -198,13 +246,62 @@ export class Evaluator {
       state.usage.countAnswer(cached.usage);
       return { notModified: false, body: cached.body, etag };
     }
-    const { body, usage } = this.evaluate(fast, state, selection, toggles, enhanced, window);
+    // Kept only on its second sighting: a first one (a new user) collects no usage list to keep.
+    const keep = state.cache.admit(etag);
+    const { body, usage, release } = this.evaluate(fast, state, selection, toggles, enhanced, window, keep);
     // A date passed while evaluating: this body belongs to no single window, validate it by itself.
     if (window !== undefined && clockWindow(state.plan.dateBoundaries, Date.now()) !== window)
-      return this.withBodyEtag(body, undefined);
-    if (usage && state.cache.admit(etag))
-      state.cache.set(etag, { body, usage }, body.length + 8 * usage.length + 160);
-    return { notModified: false, body, etag };
+      return this.withBodyEtag(body, undefined, release);
+    if (usage) state.cache.set(etag, { body, usage }, body.length + 8 * usage.length + 160);
+    return { notModified: false, body, etag, release };
+  }
+
+  /**
+   * Every toggle of the revision for prepared inputs, in answer order, evaluated and counted as an
+   * answer listing every toggle is (constants from the plan, few-valued inputs from their memo, the
+   * rest by the SDK), each handed to `visit`. A toggle for which `decider` is true is evaluated by
+   * the SDK even when remembered, and handed with the strategy that enabled it. An uncompiled toggle
+   * is handed without an outcome and not evaluated or counted: the caller evaluates it. False when
+   * the SDK's full evaluation must run: nothing is handed then.
+   */
+  each(prepared: Prepared, decider: (toggle: CompiledToggle) => boolean, visit: ToggleVisit): boolean {
+    const fresh = this.refresh(prepared);
+    const fast = this.features.fast?.();
+    if (!fast || fresh.revision === -1) return false;
+    const state = this.revisionState(fast);
+    const { enhanced, window } = fresh;
+    const keys = new MemoKeys(enhanced, window, this.budgets.memoKeyMaxLength);
+    for (const toggle of state.plan.toggles) {
+      if (toggle.constant) visit(toggle, toggle.constant, undefined);
+      else if (toggle.uncompiled) visit(toggle, undefined, undefined);
+      else if (decider(toggle)) this.evaluateDeciding(fast, state, toggle, enhanced, visit);
+      else visit(toggle, this.evaluateToggle(fast, state, toggle, enhanced, window, keys), undefined);
+    }
+    state.usage.countAnswer(state.constants);
+    return true;
+  }
+
+  /** One SDK evaluation of a toggle (counted), handed with the strategy that enabled it. */
+  private evaluateDeciding(
+    fast: FastEvaluation,
+    state: RevisionState,
+    toggle: CompiledToggle,
+    enhanced: Context,
+    visit: ToggleVisit,
+  ): void {
+    let outcome: Outcome;
+    let decided: StrategyTransportInterface | undefined;
+    try {
+      const result = fast.resolve(toggle.name, toggle.customCode ? ownCopy(enhanced) : enhanced);
+      decided = result.feature_enabled ? fast.decidingStrategy(toggle.name) : undefined;
+      outcome = outcomeOf(toggle, result);
+    } catch (err) {
+      fast.failed(toggle.name, err);
+      visit(toggle, failedOutcome(toggle), undefined);
+      return;
+    }
+    state.usage.count(outcome);
+    visit(toggle, outcome, decided);
   }
 
   /** The toggles a selection lists, in answer order; a name the definitions lack stays a string. */
@@ -213,9 +310,11 @@ export class Evaluator {
     return unique(selection.names).map((n) => plan.byName.get(n) ?? n);
   }
 
-  private withBodyEtag(body: string | Buffer, ifNoneMatch: string | undefined): Reply {
+  private withBodyEtag(body: string | Buffer, ifNoneMatch: string | undefined, release?: () => void): Reply {
     const etag = bodyEtag(body);
-    return etagMatches(ifNoneMatch, etag) ? { notModified: true, etag } : { notModified: false, body, etag };
+    if (!etagMatches(ifNoneMatch, etag)) return { notModified: false, body, etag, release };
+    release?.();
+    return { notModified: true, etag };
   }
 
   private revisionState(fast: FastEvaluation): RevisionState {
@@ -246,11 +345,15 @@ export class Evaluator {
         maxSeen: this.budgets.answerCacheEntries,
       }),
       memoBytes: 0,
+      evictAt: 0,
     };
     return this.state;
   }
 
-  /** Evaluates the selection (each toggle once, counted) and serialises it, with the usage it counted. */
+  /**
+   * Evaluates the selection (each toggle once, counted) and serialises it; with `collect`, also the
+   * list of what it counted (to keep the answer with), undefined when a toggle failed.
+   */
   private evaluate(
     fast: FastEvaluation,
     state: RevisionState,
@@ -258,12 +361,13 @@ export class Evaluator {
     toggles: readonly (CompiledToggle | string)[],
     enhanced: Context,
     window: string | undefined,
-  ): { body: Buffer; usage: readonly Outcome[] | undefined } {
+    collect: boolean,
+  ): { body: Buffer; usage: readonly Outcome[] | undefined; release: (() => void) | undefined } {
     const onlyEnabled = selection.kind === 'enabled';
     const countConstantsOnce = selection.kind !== 'named';
     const entries: Buffer[] = [];
     const counted: Outcome[] = [];
-    const keys: MemoKeys = new Map();
+    const keys = new MemoKeys(enhanced, window, this.budgets.memoKeyMaxLength);
     let cacheable = true;
     for (const toggle of toggles) {
       if (typeof toggle === 'string') {
@@ -274,19 +378,28 @@ export class Evaluator {
       if (outcome) {
         if (!countConstantsOnce && outcome.id !== QUARANTINED) {
           state.usage.count(outcome);
-          counted.push(outcome);
+          if (collect) counted.push(outcome);
         }
       } else {
         outcome = this.evaluateToggle(fast, state, toggle, enhanced, window, keys);
         if (outcome.id === FAILED) cacheable = false;
-        else counted.push(outcome);
+        else if (collect) counted.push(outcome);
       }
       if (!onlyEnabled || outcome.enabled) entries.push(outcome.entry);
     }
     if (countConstantsOnce) state.usage.countAnswer(state.constants);
     // A toggle that failed is not counted: such an answer is not kept, its usage would be wrong.
-    const usage = !cacheable ? undefined : countConstantsOnce ? state.constants.concat(counted) : counted;
-    return { body: toggleListBody(entries), usage };
+    const usage =
+      !collect || !cacheable ? undefined : countConstantsOnce ? state.constants.concat(counted) : counted;
+    if (collect) return { body: toggleListBody(entries), usage, release: undefined };
+    // not kept: written once, its memory reused afterwards
+    let release: (() => void) | undefined;
+    const body = toggleListBody(entries, (length) => {
+      const taken = this.bodies.take(length);
+      release = taken.release;
+      return taken.body;
+    });
+    return { body, usage, release };
   }
 
   /**
@@ -307,13 +420,8 @@ export class Evaluator {
   ): Outcome {
     const clocked = toggle.determinism.currentTime && window !== undefined;
     let key: string | undefined;
-    if (toggle.inputs && isDeterministic(toggle.determinism, enhanced, clocked)) {
-      key = keys.get(toggle.inputs);
-      if (key === undefined && !keys.has(toggle.inputs)) {
-        key = memoKey(toggle.inputs, enhanced, this.budgets.memoKeyMaxLength);
-        keys.set(toggle.inputs, key);
-      }
-      if (key !== undefined && clocked) key = `${key}@${window}`;
+    if (toggle.inputs && isDeterministic(toggle.determinism, enhanced, clocked, keys.guards)) {
+      key = keys.key(toggle.inputs, clocked);
     }
     if (key !== undefined) {
       const hit = toggle.memo.get(key);
@@ -330,14 +438,7 @@ export class Evaluator {
       );
     } catch (err) {
       fast.failed(toggle.name, err);
-      const failed = disabledToggle(toggle.name, toggle.impressionData);
-      return {
-        name: toggle.name,
-        id: FAILED,
-        enabled: failed.enabled,
-        variant: failed.variant.name,
-        entry: toggleEntry(failed),
-      };
+      return failedOutcome(toggle);
     }
     state.usage.count(outcome);
     // kept only when no date passed while evaluating
@@ -346,14 +447,35 @@ export class Evaluator {
     return outcome;
   }
 
+  /**
+   * Keeps one result within the memo budget. Over budget, the oldest remembered result of one toggle
+   * after another (round robin) is forgotten until the new one fits: eviction costs what insertion
+   * does, so a stream of new input values never clears every memo at once (a pause, and a burst of
+   * evaluations after it).
+   */
   private remember(state: RevisionState, toggle: CompiledToggle, key: string, outcome: Outcome): void {
     const bytes = 2 * key.length + MEMO_ENTRY_BYTES;
-    if (state.memoBytes + bytes > this.budgets.memoBytes) {
-      for (const t of state.plan.toggles) t.memo.clear();
-      state.memoBytes = 0;
-    }
+    if (bytes > this.budgets.memoBytes) return;
+    while (state.memoBytes + bytes > this.budgets.memoBytes && this.forgetOne(state));
     toggle.memo.set(key, outcome);
     state.memoBytes += bytes;
+  }
+
+  /** Forgets the oldest remembered result of the next toggle that has one; false when none has. */
+  private forgetOne(state: RevisionState): boolean {
+    const toggles = state.plan.toggles;
+    for (let seen = 0; seen < toggles.length; seen++) {
+      const toggle = toggles[state.evictAt];
+      state.evictAt = (state.evictAt + 1) % toggles.length;
+      const oldest = toggle.memo.keys().next();
+      if (!oldest.done) {
+        toggle.memo.delete(oldest.value);
+        state.memoBytes -= 2 * oldest.value.length + MEMO_ENTRY_BYTES;
+        return true;
+      }
+    }
+    state.memoBytes = 0;
+    return false;
   }
 
   /** The reference path, while the SDK's full evaluation must run (someone listens to its impression events). */
@@ -377,6 +499,18 @@ export class Evaluator {
     }
     return JSON.stringify({ toggles });
   }
+}
+
+/** A toggle whose evaluation threw: disabled with the fallback variant, never counted. */
+function failedOutcome(toggle: CompiledToggle): Outcome {
+  const failed = disabledToggle(toggle.name, toggle.impressionData);
+  return {
+    name: toggle.name,
+    id: FAILED,
+    enabled: failed.enabled,
+    variant: failed.variant.name,
+    entry: toggleEntry(failed),
+  };
 }
 
 function unique(names: readonly string[]): string[] {

@@ -34,6 +34,8 @@ export interface CompiledToggle {
   readonly quarantined: boolean;
   /** True when a custom strategy runs for it (or a parent): such code may change the context it gets. */
   readonly customCode: boolean;
+  /** True when the SDK evaluates it alone on every request (irregular, or it could not be compiled). */
+  readonly uncompiled: boolean;
   /** What a context must carry for its result to be a pure function of the context. */
   readonly determinism: Determinism;
   /** Outcomes seen so far, by variant name; reused when flags and payload object are the same. */
@@ -254,6 +256,7 @@ function compileToggle(
     impressionData: feature.impressionData === true,
     constant: undefined,
     quarantined: false,
+    uncompiled: false,
     customCode: related.some(
       (f) => Array.isArray(f.strategies) && f.strategies.some((s) => !fast.isBuiltInStrategy(s.name)),
     ),
@@ -323,6 +326,7 @@ function quarantined(feature: FeatureInterface, interned: Outcome[]): CompiledTo
     impressionData,
     constant,
     quarantined: true,
+    uncompiled: false,
     customCode: false,
     determinism: ALWAYS_DETERMINISTIC,
     outcomes: new Map(),
@@ -339,6 +343,7 @@ function uncompiled(feature: FeatureInterface, interned: Outcome[]): CompiledTog
     impressionData: feature.impressionData === true,
     constant: undefined,
     quarantined: false,
+    uncompiled: true,
     customCode: true,
     determinism: {
       never: true,

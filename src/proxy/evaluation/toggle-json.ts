@@ -39,18 +39,33 @@ const COMMA = 0x2c;
  * once into one buffer. (Joining strings instead costs several times more for large answers: a
  * string over 128 KiB is allocated apart from the others, and is encoded again when written.)
  */
-export function toggleListBody(entries: readonly Uint8Array[]): Buffer {
-  let length = HEAD.length + TAIL.length + Math.max(0, entries.length - 1);
+export function toggleListBody(
+  entries: readonly Uint8Array[],
+  allocate?: (length: number) => Buffer,
+): Buffer {
+  return joinEntries(HEAD, entries, TAIL, allocate);
+}
+
+/**
+ * `head`, the entries separated by commas, then `tail`: bytes copied once into one buffer, its own
+ * memory (not a slice of Node's shared pool, as kept answers live on) or what `allocate` gives.
+ */
+export function joinEntries(
+  head: Uint8Array,
+  entries: readonly Uint8Array[],
+  tail: Uint8Array,
+  allocate: (length: number) => Buffer = Buffer.allocUnsafeSlow,
+): Buffer {
+  let length = head.length + tail.length + Math.max(0, entries.length - 1);
   for (const entry of entries) length += entry.length;
-  // its own memory, not a slice of Node's shared pool, as kept answers live on
-  const body = Buffer.allocUnsafeSlow(length);
-  body.set(HEAD, 0);
-  let at = HEAD.length;
+  const body = allocate(length);
+  body.set(head, 0);
+  let at = head.length;
   for (let i = 0; i < entries.length; i++) {
     if (i > 0) body[at++] = COMMA;
     body.set(entries[i], at);
     at += entries[i].length;
   }
-  body.set(TAIL, at);
+  body.set(tail, at);
   return body;
 }

@@ -30,5 +30,7 @@ export function writeReply(res: ServerResponse, reply: Reply, headers?: readonly
     typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.length,
   );
   res.statusCode = 200;
+  // its memory goes back for reuse only once the response is written out (never on an abort)
+  if (reply.release) res.once('finish', reply.release);
   res.end(reply.body);
 }

@@ -20,6 +20,9 @@ import type { FeatureRepository } from '../upstream/feature-repository';
 import { requireOfrepKey, requireStreamAccess, StreamKeys, streamToken, type OfrepAuthOptions } from './auth';
 import type { ChangeStreams } from './event-stream';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
+import { BodyBuffers } from '../evaluation/body-buffers';
+import { joinEntries } from '../evaluation/toggle-json';
+import { bulkFlags } from './bulk';
 import { ofrepRequestSchema } from './schemas';
 
 /** Seconds a hidden browser tab keeps its change stream open (ADR-0008's default). */
@@ -94,6 +97,7 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
   const scopeOf = (res: Response): OfrepScope => opts.scopeOf?.(res) ?? opts;
   const tokenOf = (key: string): string =>
     opts.auth.resolveKey && !opts.auth.clientKeys.includes(key) ? streamKeys.remember(key) : streamToken(key);
+  const bodies = new BodyBuffers();
 
   const evaluationContext = async (
     req: Request,
@@ -144,21 +148,10 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
       res.status(304).end();
       return;
     }
-    const evaluate = detailsFor(features, context);
-    const flags = features.toggles().map((feature) => {
-      const details = evaluate(feature.name);
-      return details ? toOfrepResult(details) : flagNotFound(feature.name);
-    });
-    const flagsJson = JSON.stringify(flags);
-    // The validator covers the flag values only: the stream URL's `since` changing alone is no
-    // change. Derived when still valid after evaluating (no date passed meanwhile), else of the body.
-    const fresh = derived !== undefined && pipeline.evaluator.refresh(prepared) === prepared;
-    const etag = fresh ? derived : weakEtag(flagsJson);
-    res.setHeader('ETag', etag);
-    if (etagMatches(req.headers['if-none-match'], etag)) {
-      res.status(304).end();
-      return;
-    }
+    // every flag through the plan of `/proxy`, each result serialised once per outcome and reason
+    const entries =
+      bulkFlags(features, pipeline.evaluator, prepared, context) ??
+      plainFlags(features, context).map((r) => Buffer.from(JSON.stringify(r)));
     const eventStreams = [
       {
         type: 'sse',
@@ -166,10 +159,29 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
         inactivityDelaySec: INACTIVITY_DELAY_SEC,
       },
     ];
-    res
-      .status(200)
-      .type('application/json; charset=utf-8')
-      .send(`{"flags":${flagsJson},"eventStreams":${JSON.stringify(eventStreams)}}`);
+    // the whole body copied once: `{"flags":[...],"eventStreams":[...]}`
+    const tail = Buffer.from(`],"eventStreams":${JSON.stringify(eventStreams)}}`);
+    let release: (() => void) | undefined;
+    const body = joinEntries(FLAGS_HEAD, entries, tail, (length) => {
+      const taken = bodies.take(length);
+      release = taken.release;
+      return taken.body;
+    });
+    // The validator covers the flag values only (`[...]`): the stream URL's `since` changing alone is
+    // no change. Derived when still valid after evaluating (no date passed meanwhile), else of the flags.
+    const fresh = derived !== undefined && pipeline.evaluator.refresh(prepared) === prepared;
+    const etag = fresh
+      ? derived
+      : weakEtag(body.subarray(FLAGS_HEAD.length - 1, body.length - tail.length + 1));
+    res.setHeader('ETag', etag);
+    if (etagMatches(req.headers['if-none-match'], etag)) {
+      release?.();
+      res.status(304).end();
+      return;
+    }
+    // the body's memory is reused once the response is written out (never on an abort)
+    if (release) res.once('finish', release);
+    res.status(200).type('application/json; charset=utf-8').send(body);
   });
 
   router.get(STREAM_PATH, requireStreamAccess(opts.auth, streamKeys), (req, res) => {
@@ -183,6 +195,17 @@ export function ofrepRouter(opts: OfrepRouterOptions): Router {
   });
   router.use(ofrepErrors);
   return router;
+}
+
+const FLAGS_HEAD = Buffer.from('{"flags":[');
+
+/** Every flag through `details.ts`, while the SDK's full evaluation must run (see `bulkFlags`). */
+function plainFlags(features: FeatureRepository, context: Context): OfrepResult[] {
+  const evaluate = detailsFor(features, context);
+  return features.toggles().map((feature) => {
+    const details = evaluate(feature.name);
+    return details ? toOfrepResult(details) : flagNotFound(feature.name);
+  });
 }
 
 /** The absolute stream URL for this request's host: a browser's EventSource needs one. */

@@ -1,0 +1,87 @@
+/**
+ * The per-toggle memo within its budget: when a new result does not fit, the oldest results are
+ * forgotten one at a time, not every toggle's memo at once. Observed through the SDK evaluations an
+ * `Evaluator` asks for (a remembered result asks for none).
+ */
+import type { Context } from 'unleash-client';
+import { silentLogger } from '../../src/common/logging/logger';
+import type { ProxyApp } from '../../src/proxy/app';
+import { DEFAULT_BUDGETS, Evaluator } from '../../src/proxy/evaluation/evaluator';
+import type { FastEvaluation, FeatureRepository } from '../../src/proxy/upstream/feature-repository';
+import { readyProxyFor } from '../support/proxy';
+import { TestUpstream, type FeaturesPayload } from '../support/upstream';
+
+/** Two toggles whose results depend only on `plan`: remembered per plan. */
+const payload: FeaturesPayload = {
+  version: 2,
+  features: ['a', 'b'].map((name) => ({
+    name,
+    enabled: true,
+    strategies: [{ name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['p1'] }] }],
+  })),
+};
+
+/** One memo entry for `plan` = `pN`: its key `-2:pN` (5 characters, 2 bytes each) plus 96 bytes. */
+const ENTRY = 2 * 5 + 96;
+
+const upstream = new TestUpstream(payload);
+let app: ProxyApp;
+
+beforeAll(async () => {
+  await upstream.start();
+  app = await readyProxyFor(upstream);
+});
+afterAll(async () => {
+  await app.close();
+  await upstream.stop();
+});
+
+/** The app's repository, counting the SDK evaluations asked of it. */
+function counted(features: FeatureRepository): { repository: FeatureRepository; evaluations: () => number } {
+  let evaluations = 0;
+  const fast = (): FastEvaluation | undefined => {
+    const inner = features.fast?.();
+    if (!inner) return undefined;
+    return {
+      ...inner,
+      resolve: (name: string, enhanced: Context) => {
+        evaluations += 1;
+        return inner.resolve(name, enhanced);
+      },
+    };
+  };
+  const repository = new Proxy(features, {
+    get: (target, property) => {
+      if (property === 'fast') return fast;
+      const value: unknown = Reflect.get(target, property);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { repository, evaluations: () => evaluations };
+}
+
+test('a full memo forgets its oldest results to keep a new one, and keeps the rest', async () => {
+  const { repository, evaluations } = counted(app.features);
+  // room for four results: two plans of two toggles
+  const evaluator = new Evaluator(repository, silentLogger, {
+    ...DEFAULT_BUDGETS,
+    memoBytes: 4 * ENTRY + 50,
+  });
+  let user = 0;
+  // a new user every time, so no whole answer is kept: every toggle is looked up in its memo
+  const ask = (plan: string) => {
+    const before = evaluations();
+    user += 1;
+    const reply = evaluator.reply({ kind: 'all' }, { userId: `u${user}`, properties: { plan } }, undefined);
+    expect(reply.notModified).toBe(false);
+    return evaluations() - before;
+  };
+  expect(ask('p1')).toBe(2);
+  expect(ask('p2')).toBe(2);
+  expect(ask('p1')).toBe(0); // both remembered
+  // p3 needs room for two: the two oldest results (p1's) go, p2's stay
+  expect(ask('p3')).toBe(2);
+  expect(ask('p2')).toBe(0);
+  expect(ask('p3')).toBe(0);
+  expect(ask('p1')).toBe(2);
+});
