@@ -124,7 +124,7 @@ export class Environment {
 
   /** True when the upstream token reads every project of `projects`. */
   covers(projects: readonly string[]): boolean {
-    // `[]:` upstream tokens name their projects only to the upstream: any named projects are served,
+    // `[]:` upstream tokens name their projects only to the upstream: every named project is served,
     // limited to what the token's definitions hold.
     if (this.projects.length === 0) return !isAllProjects(projects);
     return coversProjects(this.projects, projects);

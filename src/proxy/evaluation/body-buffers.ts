@@ -13,7 +13,7 @@ const MAX_FREE_PER_CLASS = 4;
  * percent when the memory was reused. Buffers come in power-of-two classes; at most
  * `MAX_FREE_PER_CLASS` per class and `MAX_FREE_BYTES` in all wait for reuse. A body is given back
  * only once its response finished (`write-reply.ts`); one that is never given back is collected
- * as any other.
+ * like every other buffer.
  */
 export class BodyBuffers {
   private readonly free = new Map<number, Buffer[]>();
