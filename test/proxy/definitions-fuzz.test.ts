@@ -7,6 +7,9 @@ import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
 import { referenceSdk } from '../support/reference-sdk';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 
+/** Mutations per run: CI's 60 by default; `FUZZ_RUNS=1000 npx jest test/proxy/definitions-fuzz` for a deeper search. */
+const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Container = Json[] | { [key: string]: Json };
 type Path = (string | number)[];
@@ -124,105 +127,112 @@ describe('definitions fuzzing', () => {
     await upstream?.stop();
   });
 
-  test('random mutations of valid toggles are evaluated exactly as the SDK evaluates them, a toggle that would throw is quarantined alone, never a 5xx', async () => {
-    const valid = sampleFeatures();
-    upstream = await new TestUpstream(valid).start();
-    const logger = capturingLogger();
-    const proxy = await readyProxyFor(upstream, { refreshInterval: 20, logger });
-    app = proxy;
-    const url = await servers.listen(proxy);
-    const context = { userId: 'beta-1', sessionId: 's2', properties: { plan: 'pro', version: '3.0.0' } };
+  test(
+    'random mutations of valid toggles are evaluated exactly as the SDK evaluates them, a toggle that would throw is quarantined alone, never a 5xx',
+    async () => {
+      const valid = sampleFeatures();
+      upstream = await new TestUpstream(valid).start();
+      const logger = capturingLogger();
+      const proxy = await readyProxyFor(upstream, { refreshInterval: 20, logger });
+      app = proxy;
+      const url = await servers.listen(proxy);
+      const context = { userId: 'beta-1', sessionId: 's2', properties: { plan: 'pro', version: '3.0.0' } };
 
-    const answers = async (names?: string[]) => {
-      const get = await fetch(`${url}/proxy?userId=u1&sessionId=s1&plan=pro&version=2.1.0`, {
-        headers: { authorization: CLIENT_KEY },
-      });
-      const post = await fetch(`${url}/proxy`, {
-        method: 'POST',
-        headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
-        body: JSON.stringify({ context, ...(names ? { toggles: names } : {}) }),
-      });
-      return {
-        get: { status: get.status, body: await get.text() },
-        post: { status: post.status, body: await post.text() },
+      const answers = async (names?: string[]) => {
+        const get = await fetch(`${url}/proxy?userId=u1&sessionId=s1&plan=pro&version=2.1.0`, {
+          headers: { authorization: CLIENT_KEY },
+        });
+        const post = await fetch(`${url}/proxy`, {
+          method: 'POST',
+          headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
+          body: JSON.stringify({ context, ...(names ? { toggles: names } : {}) }),
+        });
+        return {
+          get: { status: get.status, body: await get.text() },
+          post: { status: post.status, body: await post.text() },
+        };
       };
-    };
-    const good = await answers();
-    expect(good.get.status).toBe(200);
-    expect(good.post.status).toBe(200);
+      const good = await answers();
+      expect(good.get.status).toBe(200);
+      expect(good.post.status).toBe(200);
 
-    /** Serves a definitions set and waits until the proxy has taken it, or refused the answer. */
-    const serve = async (payload: FeaturesPayload): Promise<'accepted' | 'refused'> => {
-      const { revision, stats } = proxy.features;
-      const { definitionsRefused, fetchErrors } = stats;
-      upstream?.setFeatures(payload);
-      await waitFor(
-        () =>
-          proxy.features.revision !== revision ||
-          stats.definitionsRefused !== definitionsRefused ||
-          stats.fetchErrors !== fetchErrors,
-        5000,
-      );
-      return proxy.features.revision !== revision ? 'accepted' : 'refused';
-    };
+      /** Serves a definitions set and waits until the proxy has taken it, or refused the answer. */
+      const serve = async (payload: FeaturesPayload): Promise<'accepted' | 'refused'> => {
+        const { revision, stats } = proxy.features;
+        const { definitionsRefused, fetchErrors } = stats;
+        upstream?.setFeatures(payload);
+        await waitFor(
+          () =>
+            proxy.features.revision !== revision ||
+            stats.definitionsRefused !== definitionsRefused ||
+            stats.fetchErrors !== fetchErrors,
+          5000,
+        );
+        return proxy.features.revision !== revision ? 'accepted' : 'refused';
+      };
 
-    let outcomes = { accepted: 0, refused: 0, quarantined: 0 };
-    await fc.assert(
-      fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 3 }), async (mutations) => {
-        const mutated = mutate(valid, mutations);
-        if (JSON.stringify(mutated) === JSON.stringify(valid)) return; // nothing to tell apart
-        const errorsBefore = logger.lines.filter((l) => l.level === 'error').length;
-        const outcome = await serve(mutated);
-        outcomes = { ...outcomes, [outcome]: outcomes[outcome] + 1 };
-        const names = proxy.features.toggles().map((t) => t.name);
-        const now = await answers(names);
-        expect(now.get.status).toBe(200);
-        expect(now.post.status).toBe(200);
-        const errors = logger.lines.filter((l) => l.level === 'error').slice(errorsBefore);
-        if (outcome === 'refused') {
-          // only an answer that is no definitions document (no list of features) is refused
-          expect(Array.isArray((mutated as { features?: unknown }).features)).toBe(false);
-        } else {
-          // every toggle answers exactly what the SDK answers; one that would throw is disabled
-          const sdk = referenceSdk(mutated, { appName: 'flags-proxy', environment: 'default' });
-          const toggles = (
-            JSON.parse(now.post.body) as { toggles: { name: string; enabled: boolean; variant: unknown }[] }
-          ).toggles;
-          expect(toggles.map((t) => t.name)).toEqual(names);
-          for (const toggle of toggles) {
-            // The SDK may answer by chance (e.g. a variant stickiness that names no context field
-            // seeds with Math.random): its possible answers are sampled, the proxy's must be one.
-            const samples = Array.from({ length: 20 }, () =>
-              sdk(toggle.name, { ...context, remoteAddress: '127.0.0.1' }),
-            );
-            const got = { enabled: toggle.enabled, variant: toggle.variant };
-            if (proxy.features.fault(toggle.name) || samples.includes('threw')) {
-              expect(toggle).toMatchObject({ enabled: false, variant: { name: 'disabled', enabled: false } });
-            } else {
-              const possible = [...new Set(samples.map((a) => JSON.stringify(a)))];
-              expect({ name: toggle.name, answer: JSON.stringify(got), possible }).toEqual({
-                name: toggle.name,
-                answer: possible.length === 1 ? possible[0] : expect.any(String),
-                possible,
-              });
-              expect(possible).toContain(JSON.stringify(got));
+      let outcomes = { accepted: 0, refused: 0, quarantined: 0 };
+      await fc.assert(
+        fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 3 }), async (mutations) => {
+          const mutated = mutate(valid, mutations);
+          if (JSON.stringify(mutated) === JSON.stringify(valid)) return; // nothing to tell apart
+          const errorsBefore = logger.lines.filter((l) => l.level === 'error').length;
+          const outcome = await serve(mutated);
+          outcomes = { ...outcomes, [outcome]: outcomes[outcome] + 1 };
+          const names = proxy.features.toggles().map((t) => t.name);
+          const now = await answers(names);
+          expect(now.get.status).toBe(200);
+          expect(now.post.status).toBe(200);
+          const errors = logger.lines.filter((l) => l.level === 'error').slice(errorsBefore);
+          if (outcome === 'refused') {
+            // only an answer that is no definitions document (no list of features) is refused
+            expect(Array.isArray((mutated as { features?: unknown }).features)).toBe(false);
+          } else {
+            // every toggle answers exactly what the SDK answers; one that would throw is disabled
+            const sdk = referenceSdk(mutated, { appName: 'flags-proxy', environment: 'default' });
+            const toggles = (
+              JSON.parse(now.post.body) as { toggles: { name: string; enabled: boolean; variant: unknown }[] }
+            ).toggles;
+            expect(toggles.map((t) => t.name)).toEqual(names);
+            for (const toggle of toggles) {
+              // The SDK may answer by chance (e.g. a variant stickiness that names no context field
+              // seeds with Math.random): its possible answers are sampled, the proxy's must be one.
+              const samples = Array.from({ length: 20 }, () =>
+                sdk(toggle.name, { ...context, remoteAddress: '127.0.0.1' }),
+              );
+              const got = { enabled: toggle.enabled, variant: toggle.variant };
+              if (proxy.features.fault(toggle.name) || samples.includes('threw')) {
+                expect(toggle).toMatchObject({
+                  enabled: false,
+                  variant: { name: 'disabled', enabled: false },
+                });
+              } else {
+                const possible = [...new Set(samples.map((a) => JSON.stringify(a)))];
+                expect({ name: toggle.name, answer: JSON.stringify(got), possible }).toEqual({
+                  name: toggle.name,
+                  answer: possible.length === 1 ? possible[0] : expect.any(String),
+                  possible,
+                });
+                expect(possible).toContain(JSON.stringify(got));
+              }
             }
+            if (proxy.features.stats.togglesQuarantined > 0) outcomes.quarantined += 1;
+            // the only error lines name quarantined toggles (once per revision), nothing threw
+            for (const line of errors) expect(line.msg).toMatch(/^quarantined: /);
           }
-          if (proxy.features.stats.togglesQuarantined > 0) outcomes.quarantined += 1;
-          // the only error lines name quarantined toggles (once per revision), nothing threw
-          for (const line of errors) expect(line.msg).toMatch(/^quarantined: /);
-        }
-        // back to the valid set
-        const { revision } = proxy.features;
-        upstream?.setFeatures(valid);
-        await waitFor(() => proxy.features.revision !== revision, 5000);
-        expect(await answers()).toEqual(good);
-      }),
-      { numRuns: 60, interruptAfterTimeLimit: 15_000, markInterruptAsFailure: false },
-    );
-    // the mutations reach the quarantine and the plain evaluation
-    expect(outcomes.accepted).toBeGreaterThan(0);
-    expect(outcomes.quarantined).toBeGreaterThan(0);
-    expect((await fetch(`${url}/proxy/health`)).status).toBe(200);
-  });
+          // back to the valid set
+          const { revision } = proxy.features;
+          upstream?.setFeatures(valid);
+          await waitFor(() => proxy.features.revision !== revision, 5000);
+          expect(await answers()).toEqual(good);
+        }),
+        { numRuns: RUNS, interruptAfterTimeLimit: RUNS * 250, markInterruptAsFailure: false },
+      );
+      // the mutations reach the quarantine and the plain evaluation
+      expect(outcomes.accepted).toBeGreaterThan(0);
+      expect(outcomes.quarantined).toBeGreaterThan(0);
+      expect((await fetch(`${url}/proxy/health`)).status).toBe(200);
+    },
+    RUNS * 250 + 15_000,
+  );
 });

@@ -134,6 +134,100 @@ describe('definitions the SDK evaluates are data', () => {
     },
   );
 
+  test('constraints given as false, 0 or null are none, as the SDK reads them: evaluated, compiled, no error line', async () => {
+    // found by the differential fuzz test: compiling `constraints: false` threw "not iterable"
+    const falsy: Json[] = [
+      {
+        name: 'rollout-false-lists',
+        enabled: true,
+        strategies: [
+          {
+            name: 'flexibleRollout',
+            parameters: { rollout: '100', stickiness: 'default', groupId: 'g' },
+            constraints: false,
+            segments: null,
+            variants: null,
+          },
+        ],
+        variants: null,
+      },
+      {
+        name: 'random-false-constraints',
+        enabled: true,
+        strategies: [{ name: 'gradualRolloutRandom', parameters: { percentage: '100' }, constraints: 0 }],
+      },
+      {
+        name: 'default-null-lists',
+        enabled: true,
+        strategies: [{ name: 'default', parameters: {}, constraints: null }],
+      },
+    ];
+    const payload = sampleFeatures();
+    payload.features.push(...falsy);
+    const upstream = await upstreamWith(payload);
+    const logger = capturingLogger();
+    const app = track(await readyProxyFor(upstream, { logger, enableAllEndpoint: true }));
+    const url = await servers.listen(app);
+    const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
+    expect(res.status).toBe(200);
+    const toggles = ((await res.json()) as { toggles: { name: string; enabled: boolean }[] }).toggles;
+    const sdk = referenceSdk(payload, { appName: 'flags-proxy', environment: 'default' });
+    for (const { name } of falsy as { name: string }[]) {
+      const expected = sdk(name as string, { userId: 'u1', remoteAddress: '127.0.0.1' });
+      expect(expected).toMatchObject({ enabled: true });
+      expect(toggles.find((t) => t.name === name)?.enabled).toBe(true);
+    }
+    expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+    expect(app.features.stats.togglesQuarantined).toBe(0);
+  });
+
+  test.each([0, false, ''])(
+    'segments given as %p make the SDK throw: that toggle alone is quarantined, naming the field',
+    async (segments) => {
+      const toggle: Json = {
+        name: 'odd-segments',
+        enabled: true,
+        strategies: [{ name: 'default', parameters: {}, segments }],
+      };
+      const sdk = referenceSdk(sampleWith(toggle), { appName: 'flags-proxy', environment: 'default' });
+      expect(sdk('odd-segments', { userId: 'u1' })).toBe('threw');
+      const upstream = await upstreamWith(sampleWith(toggle));
+      const logger = capturingLogger();
+      const app = track(await readyProxyFor(upstream, { logger, enableAllEndpoint: true }));
+      const url = await servers.listen(app);
+      const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
+      const toggles = ((await res.json()) as { toggles: { name: string; enabled: boolean }[] }).toggles;
+      expect(toggles.find((t) => t.name === 'odd-segments')).toMatchObject({ enabled: false });
+      expect(toggles.find((t) => t.name === 'always-on')).toMatchObject({ enabled: true });
+      expect(app.features.stats.togglesQuarantined).toBe(1);
+      const errors = logger.lines.filter((l) => l.level === 'error');
+      expect(errors).toHaveLength(1);
+      expect(errors[0].msg).toMatch(/^quarantined: .*"odd-segments".*strategies\[0\]\.segments/);
+    },
+  );
+
+  test('a segment whose constraints are false makes the SDK throw: the toggles using it are quarantined', async () => {
+    const payload = sampleWith({
+      name: 'false-segment',
+      enabled: true,
+      strategies: [{ name: 'default', parameters: {}, segments: [77] }],
+    });
+    payload.segments = [...(payload.segments ?? []), { id: 77, constraints: false }];
+    const sdk = referenceSdk(payload, { appName: 'flags-proxy', environment: 'default' });
+    expect(sdk('false-segment', { userId: 'u1' })).toBe('threw');
+    const upstream = await upstreamWith(payload);
+    const logger = capturingLogger();
+    const app = track(await readyProxyFor(upstream, { logger, enableAllEndpoint: true }));
+    const url = await servers.listen(app);
+    const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
+    const toggles = ((await res.json()) as { toggles: { name: string; enabled: boolean }[] }).toggles;
+    expect(toggles.find((t) => t.name === 'false-segment')).toMatchObject({ enabled: false });
+    expect(app.features.stats.togglesQuarantined).toBe(1);
+    const errors = logger.lines.filter((l) => l.level === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0].msg).toMatch(/^quarantined: .*"false-segment".*segment 77\)\.constraints/);
+  });
+
   test('a toggle that would make evaluation throw is quarantined alone: disabled, OFREP GENERAL, logged once naming the field, counted', async () => {
     const upstream = await upstreamWith(sampleWith(OVERRIDE_WITH_NULL));
     const logger = capturingLogger();

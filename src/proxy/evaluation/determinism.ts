@@ -1,6 +1,7 @@
 import { Strategy, type Context } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type { Constraint, Segment } from 'unleash-client/lib/strategy/strategy';
+import { listOf } from '../upstream/toggle-faults';
 
 /**
  * What a context must carry for a toggle's answer to be a pure function of the definitions and
@@ -78,7 +79,7 @@ class Collector {
   }
 
   constraints(list: readonly { operator?: unknown }[] | null | undefined): void {
-    for (const c of list ?? []) {
+    for (const c of listOf(list)) {
       if (c && (c.operator === 'DATE_AFTER' || c.operator === 'DATE_BEFORE')) this.currentTime = true;
     }
   }
@@ -113,11 +114,11 @@ export function determinismOf(features: readonly FeatureInterface[], sources: So
     for (const strategy of Array.isArray(feature.strategies) ? feature.strategies : []) {
       const parameters = (strategy.parameters ?? {}) as Record<string, unknown>;
       const guard = (): ChanceGuard => {
-        const constraints = [
-          ...(strategy.constraints ?? []),
-          ...(strategy.segments ?? []).flatMap((id) => {
+        const constraints: (Constraint | undefined)[] = [
+          ...listOf(strategy.constraints),
+          ...listOf(strategy.segments).flatMap((id): readonly (Constraint | undefined)[] => {
             const segment = sources.segment(id);
-            return segment ? (segment.constraints ?? []) : [undefined];
+            return segment ? listOf(segment.constraints) : [undefined];
           }),
         ];
         return { constraints, key: JSON.stringify(constraints) };
@@ -135,8 +136,8 @@ export function determinismOf(features: readonly FeatureInterface[], sources: So
         else if (stickiness === 'random') random(guard());
       }
       out.constraints(strategy.constraints);
-      for (const id of strategy.segments ?? []) out.constraints(sources.segment(id)?.constraints);
-      const variants = strategy.variants ?? [];
+      for (const id of listOf(strategy.segments)) out.constraints(sources.segment(id)?.constraints);
+      const variants = listOf(strategy.variants);
       if (variants.length > 0) {
         const seed = variants[0].stickiness || parameters.stickiness;
         // A flexibleRollout is enabled (and picks a variant) only with its stickiness value at
@@ -149,7 +150,7 @@ export function determinismOf(features: readonly FeatureInterface[], sources: So
         if (!sameAsRollout) out.variantSeed(seed);
       }
     }
-    const variants = feature.variants ?? [];
+    const variants = listOf(feature.variants);
     if (variants.length > 0) out.variantSeed(variants[0].stickiness);
   }
   return out.result();
@@ -211,7 +212,7 @@ export function isDeterministic(
 export function dateBoundaries(features: readonly FeatureInterface[], sources: Sources): number[] {
   const out = new Set<number>();
   const add = (list: readonly { operator?: unknown; value?: unknown }[] | null | undefined) => {
-    for (const c of list ?? []) {
+    for (const c of listOf(list)) {
       if (!c || (c.operator !== 'DATE_AFTER' && c.operator !== 'DATE_BEFORE')) continue;
       const at = new Date(String(c.value ?? '')).getTime();
       if (!Number.isNaN(at)) out.add(at);
@@ -220,7 +221,7 @@ export function dateBoundaries(features: readonly FeatureInterface[], sources: S
   for (const feature of features) {
     for (const strategy of Array.isArray(feature.strategies) ? feature.strategies : []) {
       add(strategy.constraints);
-      for (const id of strategy.segments ?? []) add(sources.segment(id)?.constraints);
+      for (const id of listOf(strategy.segments)) add(sources.segment(id)?.constraints);
     }
   }
   return [...out].sort((a, b) => a - b);

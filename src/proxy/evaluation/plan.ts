@@ -1,6 +1,7 @@
 import type { Context } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type { FastEvaluation, FeatureRepository, SdkVariant } from '../upstream/feature-repository';
+import { listOf } from '../upstream/toggle-faults';
 import {
   ALWAYS_DETERMINISTIC,
   combine,
@@ -154,16 +155,16 @@ function inputsOf(features: readonly FeatureInterface[], fast: FastEvaluation): 
         default:
           break; // default, applicationHostname, gradualRolloutRandom, or unknown (skipped by the SDK)
       }
-      const variants = strategy.variants ?? [];
+      const variants = listOf(strategy.variants);
       if (variants.length > 0) seed(variants[0].stickiness || parameters.stickiness);
-      for (const v of variants) for (const o of v.overrides ?? []) fields.add(o.contextName);
-      for (const c of strategy.constraints ?? []) fields.add(constraintField(c));
-      for (const id of strategy.segments ?? [])
-        for (const c of fast.segment(id)?.constraints ?? []) fields.add(constraintField(c));
+      for (const v of variants) for (const o of listOf(v.overrides)) fields.add(o.contextName);
+      for (const c of listOf(strategy.constraints)) fields.add(constraintField(c));
+      for (const id of listOf(strategy.segments))
+        for (const c of listOf(fast.segment(id)?.constraints)) fields.add(constraintField(c));
     }
-    const variants = feature.variants ?? [];
+    const variants = listOf(feature.variants);
     if (variants.length > 0) seed(variants[0].stickiness);
-    for (const v of variants) for (const o of v.overrides ?? []) fields.add(o.contextName);
+    for (const v of variants) for (const o of listOf(v.overrides)) fields.add(o.contextName);
   }
   return fields;
 }

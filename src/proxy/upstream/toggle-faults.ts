@@ -126,8 +126,16 @@ function checkConstraint(c: unknown, path: string, out: Findings): void {
   }
 }
 
-function checkConstraints(list: unknown, path: string, out: Findings): void {
-  if (isNullish(list) || list === false || list === 0 || list === '') return;
+/**
+ * A strategy's constraints are read with `if (strategy.constraints)`, so any falsy value is none;
+ * a segment's with `segment.constraints ?? []`, so there `false` and `0` throw.
+ */
+function checkConstraints(list: unknown, path: string, out: Findings, falsyIsNone = true): void {
+  if (isNullish(list) || list === '') return;
+  if (list === false || list === 0) {
+    if (!falsyIsNone) out.throws(path, 'not a list');
+    return;
+  }
   if (typeof list === 'string') {
     out.irregular(path, 'a string where a list belongs');
     return;
@@ -191,8 +199,9 @@ function checkSegments(
   segment: (id: number) => Segment | undefined,
   out: Findings,
 ): void {
-  if (!ids) return;
+  if (isNullish(ids)) return;
   if (!Array.isArray(ids)) {
+    // the SDK calls `segments?.map`: anything else, even false or 0, throws
     out.throws(path, 'not a list');
     return;
   }
@@ -204,7 +213,7 @@ function checkSegments(
       return;
     }
     const constraints: unknown = (found as unknown as Record<string, unknown>).constraints;
-    checkConstraints(constraints, `${path}[${i}](segment ${id}).constraints`, out);
+    checkConstraints(constraints, `${path}[${i}](segment ${id}).constraints`, out, false);
   });
 }
 
