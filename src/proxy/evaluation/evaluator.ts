@@ -15,6 +15,7 @@ import {
   memoKey,
   outcomeOf,
   QUARANTINED,
+  type MemoGroup,
   type CompiledToggle,
   type Outcome,
   type Plan,
@@ -113,31 +114,45 @@ function unknownEntry(name: string): Buffer {
   return toggleEntry(disabledToggle(name, false));
 }
 
+/** Not computed yet, in `MemoKeys`' per-group array. */
+const UNKNOWN = null;
+
 /**
- * What one request computes once for all its toggles: memo keys by input-field list (toggles with
- * the same fields share the list), with the clock's window when a toggle reads the clock, and the
- * checks of chance guards (random strategies' constraints), by the guard's constraints.
+ * What one request computes once for all its toggles: per memo group (`Plan.groups`: toggles with
+ * the same input fields and determinism), whether results are remembered for this context and under
+ * which key (with the clock's window when the group reads the clock); memo keys by input-field list;
+ * and the checks of chance guards (random strategies' constraints), by the guard's constraints.
  */
 class MemoKeys {
   private readonly plain = new Map<readonly string[], string | undefined>();
-  private readonly clocked = new Map<readonly string[], string | undefined>();
+  private readonly groupKeys: (string | undefined | typeof UNKNOWN)[];
   readonly guards = new Map<string, boolean>();
 
   constructor(
+    private readonly groups: readonly MemoGroup[],
     private readonly context: Context,
     private readonly window: string | undefined,
     private readonly maxLength: number,
-  ) {}
+  ) {
+    this.groupKeys = new Array<string | undefined | typeof UNKNOWN>(groups.length).fill(UNKNOWN);
+  }
 
-  /** The memo key of the context for these input fields; undefined when too long to keep. */
-  key(inputs: readonly string[], clocked: boolean): string | undefined {
-    const known = clocked ? this.clocked : this.plain;
-    let key = known.get(inputs);
-    if (key === undefined && !known.has(inputs)) {
-      key = clocked ? this.key(inputs, false) : memoKey(inputs, this.context, this.maxLength);
+  /** The memo key of the context for a toggle of this group; undefined when not remembered. */
+  ofGroup(group: number): string | undefined {
+    const known = this.groupKeys[group];
+    if (known !== UNKNOWN) return known;
+    const { inputs, determinism } = this.groups[group];
+    const clocked = determinism.currentTime && this.window !== undefined;
+    let key: string | undefined;
+    if (isDeterministic(determinism, this.context, clocked, this.guards)) {
+      key = this.plain.get(inputs);
+      if (key === undefined && !this.plain.has(inputs)) {
+        key = memoKey(inputs, this.context, this.maxLength);
+        this.plain.set(inputs, key);
+      }
       if (key !== undefined && clocked) key = `${key}@${this.window ?? ''}`;
-      known.set(inputs, key);
     }
+    this.groupKeys[group] = key;
     return key;
   }
 }
@@ -270,7 +285,7 @@ export class Evaluator {
     if (!fast || fresh.revision === -1) return false;
     const state = this.revisionState(fast);
     const { enhanced, window } = fresh;
-    const keys = new MemoKeys(enhanced, window, this.budgets.memoKeyMaxLength);
+    const keys = new MemoKeys(state.plan.groups, enhanced, window, this.budgets.memoKeyMaxLength);
     for (const toggle of state.plan.toggles) {
       if (toggle.constant) visit(toggle, toggle.constant, undefined);
       else if (toggle.uncompiled) visit(toggle, undefined, undefined);
@@ -367,7 +382,7 @@ export class Evaluator {
     const countConstantsOnce = selection.kind !== 'named';
     const entries: Buffer[] = [];
     const counted: Outcome[] = [];
-    const keys = new MemoKeys(enhanced, window, this.budgets.memoKeyMaxLength);
+    const keys = new MemoKeys(state.plan.groups, enhanced, window, this.budgets.memoKeyMaxLength);
     let cacheable = true;
     for (const toggle of toggles) {
       if (typeof toggle === 'string') {
@@ -418,11 +433,7 @@ export class Evaluator {
     window: string | undefined,
     keys: MemoKeys,
   ): Outcome {
-    const clocked = toggle.determinism.currentTime && window !== undefined;
-    let key: string | undefined;
-    if (toggle.inputs && isDeterministic(toggle.determinism, enhanced, clocked, keys.guards)) {
-      key = keys.key(toggle.inputs, clocked);
-    }
+    const key = toggle.group < 0 ? undefined : keys.ofGroup(toggle.group);
     if (key !== undefined) {
       const hit = toggle.memo.get(key);
       if (hit) {
@@ -442,8 +453,10 @@ export class Evaluator {
     }
     state.usage.count(outcome);
     // kept only when no date passed while evaluating
-    const sameWindow = !clocked || clockWindow(state.plan.dateBoundaries, Date.now()) === window;
-    if (key !== undefined && sameWindow) this.remember(state, toggle, key, outcome);
+    if (key === undefined) return outcome;
+    const clocked = toggle.determinism.currentTime && window !== undefined;
+    if (!clocked || clockWindow(state.plan.dateBoundaries, Date.now()) === window)
+      this.remember(state, toggle, key, outcome);
     return outcome;
   }
 

@@ -1,6 +1,7 @@
 import type { Context } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type { FastEvaluation, FeatureRepository, SdkVariant } from '../upstream/feature-repository';
+import { DISABLED_ANSWER, ENABLED_ANSWER } from '../upstream/sdk-variant';
 import { listOf } from '../upstream/toggle-faults';
 import {
   ALWAYS_DETERMINISTIC,
@@ -47,9 +48,24 @@ export interface CompiledToggle {
    * remembered per combination of their values in `memo` (see `ToggleMemo`).
    */
   readonly inputs: readonly string[] | undefined;
+  /**
+   * Its memo group (`Plan.groups`): toggles with the same inputs and determinism share one, so a
+   * request decides once per group whether and under which key results are remembered. -1 without
+   * `inputs`.
+   */
+  readonly group: number;
   readonly memo: Map<string, Outcome>;
   /** Every outcome interned for the revision, shared by its toggles: an outcome's `id` is its index. */
   readonly interned: Outcome[];
+  /** Its outcome for the SDK's `DISABLED_ANSWER` and `ENABLED_ANSWER`, once seen (see `outcomeOf`). */
+  off: Outcome | undefined;
+  on: Outcome | undefined;
+}
+
+/** Toggles remembered under the same key for a context: the same input fields and determinism. */
+export interface MemoGroup {
+  readonly inputs: readonly string[];
+  readonly determinism: Determinism;
 }
 
 /** Every toggle of one definitions revision, compiled once when the revision is accepted. */
@@ -65,6 +81,8 @@ export interface Plan {
   readonly dateBoundaries: readonly number[];
   /** Every interned outcome of the revision, by `Outcome.id` (grows as outcomes are seen, bounded per toggle). */
   readonly outcomes: readonly Outcome[];
+  /** The memo groups of the revision, by `CompiledToggle.group`. */
+  readonly groups: readonly MemoGroup[];
 }
 
 interface KnownOutcome {
@@ -80,8 +98,18 @@ const FALLBACK: SdkVariant = { name: 'disabled', enabled: false };
 export const QUARANTINED = -3;
 const MAX_OUTCOMES_PER_TOGGLE = 32;
 
-/** The outcome of one SDK answer, with the fragment reused across requests. */
+/**
+ * The outcome of one SDK answer, with the fragment reused across requests. The adapter answers the
+ * two fallback results (disabled; enabled without a variant) with one object each, so most answers
+ * find their outcome on the toggle itself.
+ */
 export function outcomeOf(toggle: CompiledToggle, result: SdkVariant): Outcome {
+  if (result === DISABLED_ANSWER) return toggle.off ?? (toggle.off = internedOutcome(toggle, result));
+  if (result === ENABLED_ANSWER) return toggle.on ?? (toggle.on = internedOutcome(toggle, result));
+  return internedOutcome(toggle, result);
+}
+
+function internedOutcome(toggle: CompiledToggle, result: SdkVariant): Outcome {
   const enabled = Boolean(result.feature_enabled);
   let known = toggle.outcomes.get(result.name);
   if (known) {
@@ -228,7 +256,26 @@ function isConstant(feature: FeatureInterface, fast: FastEvaluation): boolean {
 /** What the toggles of one revision share: the interned outcomes, and one array per distinct input-field list. */
 class PlanShared {
   readonly outcomes: Outcome[] = [];
+  readonly groups: MemoGroup[] = [];
   private readonly lists = new Map<string, readonly string[]>();
+  private readonly groupIds = new Map<string, number>();
+
+  /** The memo group of toggles with these inputs and this determinism; -1 without inputs. */
+  group(inputs: readonly string[] | undefined, determinism: Determinism): number {
+    if (inputs === undefined) return -1;
+    const id = JSON.stringify([
+      inputs,
+      determinism === ALWAYS_DETERMINISTIC ? 'always' : determinism,
+      determinism.chance.map((g) => g.key),
+    ]);
+    let group = this.groupIds.get(id);
+    if (group === undefined) {
+      group = this.groups.length;
+      this.groups.push({ inputs, determinism });
+      this.groupIds.set(id, group);
+    }
+    return group;
+  }
 
   /** The revision's one array with these fields, so a request computes each distinct memo key once. */
   inputList(fields: readonly string[] | undefined): readonly string[] | undefined {
@@ -252,24 +299,51 @@ function compileToggle(
     .map((d) => lookup(d.feature))
     .filter((p): p is FeatureInterface => p !== undefined);
   const related = [feature, ...parents];
-  const toggle: CompiledToggle = {
-    name: feature.name,
-    impressionData: feature.impressionData === true,
-    constant: undefined,
-    quarantined: false,
-    uncompiled: false,
+  const determinism = determinismOf(related, fast);
+  const inputs = shared.inputList(memoInputs(related, fast));
+  const toggle = compiledToggle(feature.name, feature.impressionData === true, shared.outcomes, {
     customCode: related.some(
       (f) => Array.isArray(f.strategies) && f.strategies.some((s) => !fast.isBuiltInStrategy(s.name)),
     ),
-    determinism: determinismOf(related, fast),
+    determinism,
+    inputs,
+    group: shared.group(inputs, determinism),
+  });
+  if (isConstant(feature, fast))
+    toggle.constant = outcomeOf(toggle, feature.enabled === true ? ENABLED_ANSWER : DISABLED_ANSWER);
+  return toggle;
+}
+
+type Compiled = { -readonly [K in keyof CompiledToggle]: CompiledToggle[K] };
+
+/**
+ * Every compiled toggle is made here, with its fields in one order: the hot path reads them from
+ * objects of a single shape.
+ */
+function compiledToggle(
+  name: string,
+  impressionData: boolean,
+  interned: Outcome[],
+  fields: Partial<
+    Pick<CompiledToggle, 'customCode' | 'determinism' | 'inputs' | 'group' | 'quarantined' | 'uncompiled'>
+  >,
+): Compiled {
+  return {
+    name,
+    impressionData,
+    constant: undefined,
+    quarantined: fields.quarantined ?? false,
+    uncompiled: fields.uncompiled ?? false,
+    customCode: fields.customCode ?? false,
+    determinism: fields.determinism ?? ALWAYS_DETERMINISTIC,
     outcomes: new Map(),
-    inputs: shared.inputList(memoInputs(related, fast)),
+    inputs: fields.inputs,
+    group: fields.group ?? -1,
     memo: new Map(),
-    interned: shared.outcomes,
+    interned,
+    off: undefined,
+    on: undefined,
   };
-  if (!isConstant(feature, fast)) return toggle;
-  const result: SdkVariant = { ...FALLBACK, feature_enabled: feature.enabled === true };
-  return { ...toggle, constant: outcomeOf(toggle, result) };
 }
 
 /**
@@ -308,42 +382,27 @@ export function compilePlan(
     determinism: combine(toggles.map((t) => t.determinism)),
     dateBoundaries: dateBoundaries(regular, fast),
     outcomes: shared.outcomes,
+    groups: shared.groups,
   };
 }
 
 /** A quarantined toggle: disabled with the fallback variant for every context, never counted. */
 function quarantined(feature: FeatureInterface, interned: Outcome[]): CompiledToggle {
   const impressionData = feature.impressionData === true;
-  const entry = toggleEntry(toEvaluatedToggle(feature.name, impressionData, FALLBACK));
-  const constant: Outcome = {
+  const toggle = compiledToggle(feature.name, impressionData, interned, { quarantined: true });
+  toggle.constant = {
     name: feature.name,
     id: QUARANTINED,
     enabled: false,
     variant: FALLBACK.name,
-    entry,
+    entry: toggleEntry(toEvaluatedToggle(feature.name, impressionData, FALLBACK)),
   };
-  return {
-    name: feature.name,
-    impressionData,
-    constant,
-    quarantined: true,
-    uncompiled: false,
-    customCode: false,
-    determinism: ALWAYS_DETERMINISTIC,
-    outcomes: new Map(),
-    inputs: undefined,
-    memo: new Map(),
-    interned,
-  };
+  return toggle;
 }
 
 /** A toggle evaluated by the SDK on every request, never remembered. */
 function uncompiled(feature: FeatureInterface, interned: Outcome[]): CompiledToggle {
-  return {
-    name: String(feature.name),
-    impressionData: feature.impressionData === true,
-    constant: undefined,
-    quarantined: false,
+  return compiledToggle(String(feature.name), feature.impressionData === true, interned, {
     uncompiled: true,
     customCode: true,
     determinism: {
@@ -354,9 +413,5 @@ function uncompiled(feature: FeatureInterface, interned: Outcome[]): CompiledTog
       seed: false,
       fields: [],
     },
-    outcomes: new Map(),
-    inputs: undefined,
-    memo: new Map(),
-    interned,
-  };
+  });
 }

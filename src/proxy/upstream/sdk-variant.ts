@@ -14,6 +14,17 @@ function answer(
 }
 
 /**
+ * The two answers without a variant, one object each: the toggle is disabled, or enabled with no
+ * variant to choose. Most evaluations answer one of them; `plan.ts` finds their outcome by identity.
+ */
+export const DISABLED_ANSWER: SdkVariant = Object.freeze(
+  answer(defaultVariant.name, defaultVariant.enabled, undefined, false),
+);
+export const ENABLED_ANSWER: SdkVariant = Object.freeze(
+  answer(defaultVariant.name, defaultVariant.enabled, undefined, true),
+);
+
+/**
  * What `UnleashClient.forceGetVariant(name, context)` answers (unleash-client 6: its
  * `resolveVariant` with the toggle check and no fallback variant), from the same pieces: the
  * client's `isFeatureEnabled` (dependencies, strategies, constraints, strategy variants) and the
@@ -26,15 +37,13 @@ export function resolveVariant(
   feature: FeatureInterface | undefined,
   context: Context,
 ): SdkVariant {
-  const fallback = defaultVariant;
-  if (feature === undefined) return answer(fallback.name, fallback.enabled, undefined, false);
+  if (feature === undefined) return DISABLED_ANSWER;
   const result = client.isFeatureEnabled(feature, context, () => false);
-  if (!result.enabled) return answer(fallback.name, fallback.enabled, undefined, false);
+  if (!result.enabled) return DISABLED_ANSWER;
   if (result.variant)
     return answer(result.variant.name, result.variant.enabled, result.variant.payload, true);
-  if (!Array.isArray(feature.variants) || feature.variants.length === 0)
-    return answer(fallback.name, fallback.enabled, undefined, true);
+  if (!Array.isArray(feature.variants) || feature.variants.length === 0) return ENABLED_ANSWER;
   const variant = selectVariant(feature, context);
-  if (variant === null) return answer(fallback.name, fallback.enabled, undefined, true);
+  if (variant === null) return ENABLED_ANSWER;
   return answer(variant.name, true, variant.payload, true);
 }
