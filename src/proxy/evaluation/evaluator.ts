@@ -445,7 +445,9 @@ export class Evaluator {
     try {
       outcome = outcomeOf(
         toggle,
-        fast.resolve(toggle.name, toggle.customCode ? ownCopy(enhanced) : enhanced),
+        toggle.feature === undefined
+          ? fast.resolve(toggle.name, toggle.customCode ? ownCopy(enhanced) : enhanced)
+          : fast.resolveFeature(toggle.feature, toggle.customCode ? ownCopy(enhanced) : enhanced),
       );
     } catch (err) {
       fast.failed(toggle.name, err);

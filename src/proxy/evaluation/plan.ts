@@ -29,6 +29,8 @@ export interface Outcome {
 /** What is known about one toggle for a definitions revision, before any context is seen. */
 export interface CompiledToggle {
   readonly name: string;
+  /** Its definition in the revision compiled (the SDK's own object), undefined when never evaluated from it. */
+  readonly feature: FeatureInterface | undefined;
   readonly impressionData: boolean;
   /** Its result when it cannot depend on the context, the clock or chance; evaluated once. */
   readonly constant: Outcome | undefined;
@@ -302,6 +304,7 @@ function compileToggle(
   const determinism = determinismOf(related, fast);
   const inputs = shared.inputList(memoInputs(related, fast));
   const toggle = compiledToggle(feature.name, feature.impressionData === true, shared.outcomes, {
+    feature,
     customCode: related.some(
       (f) => Array.isArray(f.strategies) && f.strategies.some((s) => !fast.isBuiltInStrategy(s.name)),
     ),
@@ -325,11 +328,15 @@ function compiledToggle(
   impressionData: boolean,
   interned: Outcome[],
   fields: Partial<
-    Pick<CompiledToggle, 'customCode' | 'determinism' | 'inputs' | 'group' | 'quarantined' | 'uncompiled'>
+    Pick<
+      CompiledToggle,
+      'feature' | 'customCode' | 'determinism' | 'inputs' | 'group' | 'quarantined' | 'uncompiled'
+    >
   >,
 ): Compiled {
   return {
     name,
+    feature: fields.feature,
     impressionData,
     constant: undefined,
     quarantined: fields.quarantined ?? false,

@@ -34,6 +34,11 @@ export interface FastEvaluation {
   enhance(context: Context): Context;
   /** The SDK's evaluation of one toggle for an enhanced context, not counted; throws what a strategy throws. */
   resolve(name: string, enhanced: Context): SdkVariant;
+  /**
+   * The same for a toggle definition of the current revision (`FeatureRepository.toggles()`), without
+   * finding it by name again; `decidingStrategy` is not kept up to date by it.
+   */
+  resolveFeature(feature: FeatureInterface, enhanced: Context): SdkVariant;
   /** Logs (rate-limited) a toggle whose evaluation threw; it is answered disabled and not counted. */
   failed(name: string, err: unknown): void;
   /**

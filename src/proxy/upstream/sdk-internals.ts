@@ -207,3 +207,20 @@ export class DecidingStrategy {
     );
   }
 }
+
+/**
+ * The client finds a toggle's strategy by scanning its strategy list (`strategies.find`) for every
+ * strategy of every evaluation. The list is fixed once the client is built (and wrapped by
+ * `DecidingStrategy`): the first strategy of each name is found in a map instead, the one `find`
+ * returns (the proxy's configuration refuses two custom strategies of one name, or a custom one
+ * named like a built-in one, so there is one of each). Call after every change to `strategies`.
+ */
+export function findStrategiesByName(unleash: ProxyUnleash): void {
+  const client = unleash.sdkClient as unknown as { strategies?: unknown; getStrategy?: unknown };
+  if (!Array.isArray(client.strategies) || typeof client.getStrategy !== 'function') return;
+  const byName = new Map<unknown, Strategy>();
+  for (const strategy of client.strategies as Strategy[]) {
+    if (!byName.has(strategy.name)) byName.set(strategy.name, strategy);
+  }
+  client.getStrategy = (name: unknown) => byName.get(name);
+}

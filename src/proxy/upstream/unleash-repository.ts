@@ -16,6 +16,7 @@ import {
   DecidingStrategy,
   ProxyUnleash,
   usageBucket,
+  findStrategiesByName,
   warnNamesAsData,
   type SdkMetrics,
 } from './sdk-internals';
@@ -171,6 +172,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
     // the SDK's rollout and variant hash, same results at a fraction of the cost (murmur-hash.ts)
     useFastMurmurHash();
     this.deciding = new DecidingStrategy(this.unleash);
+    findStrategiesByName(this.unleash);
     this.fastEvaluation = this.createFastEvaluation();
     this.readyPromise = new Promise((resolve) => {
       this.repository.once('ready', () => {
@@ -312,6 +314,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
         this.deciding.reset();
         return resolveVariant(client, this.repository.getToggle(name), enhanced);
       },
+      resolveFeature: (feature, enhanced) => resolveVariant(client, feature, enhanced),
       failed: (name, err) => this.failed(name, err),
       // Custom strategies come first in the SDK's lookup, so a custom one shadows a built-in name.
       isBuiltInStrategy: (name) => !this.customStrategies.some((s) => s.name === name),
