@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { normalizedStrategyValue, normalizedVariantValue } from 'unleash-client/lib/strategy/util';
-import { murmurHash32, sdkMurmurLibrary, useFastMurmurHash } from '../../src/proxy/upstream/murmur-hash';
+import {
+  murmurHash32,
+  normalizedValue,
+  sdkHashUtil,
+  sdkMurmurLibrary,
+  useFastRolloutHash,
+} from '../../src/proxy/upstream/murmur-hash';
 
 type Hash = (key: string, seed?: number) => number;
 
@@ -37,8 +43,8 @@ describe("the SDK's rollout hash", () => {
       normalizedStrategyValue(id, 'toggle-a'),
       normalizedVariantValue(id, 'toggle-a', 1000),
     ]);
-    expect(useFastMurmurHash()).toBe(true);
-    expect(useFastMurmurHash()).toBe(true); // idempotent
+    expect(useFastRolloutHash()).toBe(true);
+    expect(useFastRolloutHash()).toBe(true); // idempotent
     const x86 = sdkMurmurLibrary().x86 as { hash32: Hash };
     expect(x86.hash32).toBe(murmurHash32);
     expect(libraryHash()).toBe(original);
@@ -49,5 +55,48 @@ describe("the SDK's rollout hash", () => {
     expect(after).toEqual(before);
     // one fixed value, so the two cannot drift together
     expect(murmurHash32('My hovercraft is full of eels.', 25)).toBe(2520298415);
+  });
+
+  test("normalizedValue equals the library's hash of `groupId:id` for any prefix length, id and normalizer", () => {
+    const original = libraryHash();
+    fc.assert(
+      fc.property(
+        keys,
+        keys,
+        fc.oneof(fc.constantFrom(100, 1000), fc.integer({ min: 1, max: 100_000 })),
+        seeds,
+        (groupId, id, normalizer, seed) => {
+          // twice: the second call continues from the kept prefix state
+          for (let n = 0; n < 2; n++) {
+            expect(normalizedValue(id, groupId, normalizer, seed)).toBe(
+              (original(`${groupId}:${id}`, seed) % normalizer) + 1,
+            );
+          }
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+  });
+
+  test("once in place, the SDK's normalizedStrategyValue and normalizedVariantValue answer what they did, for any argument", () => {
+    expect(useFastRolloutHash()).toBe(true);
+    const util = sdkHashUtil() as Record<string, (...args: unknown[]) => number>;
+    expect(util.normalizedStrategyValue).not.toBe(util.normalizedStrategyValueOriginal);
+    const values = fc.oneof(keys, fc.integer(), fc.constantFrom(undefined, null, true, 1.5));
+    fc.assert(
+      fc.property(values, values, fc.integer({ min: 1, max: 10_000 }), (id, groupId, normalizer) => {
+        expect(util.normalizedStrategyValue(id, groupId)).toBe(
+          util.normalizedStrategyValueOriginal(id, groupId),
+        );
+        expect(util.normalizedVariantValue(id, groupId, normalizer)).toBe(
+          util.normalizedVariantValueOriginal(id, groupId, normalizer),
+        );
+      }),
+      { numRuns: 5_000 },
+    );
+    // the strategies call the module's function: a flexible rollout of one user lands as before
+    expect(normalizedStrategyValue('user-42', 'toggle-a')).toBe(
+      util.normalizedStrategyValueOriginal('user-42', 'toggle-a'),
+    );
   });
 });

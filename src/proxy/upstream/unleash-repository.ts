@@ -21,7 +21,7 @@ import {
   type SdkMetrics,
 } from './sdk-internals';
 import { findFaults, NO_FAULTS, type DefinitionsFaults, type ToggleFault } from './toggle-faults';
-import { useFastMurmurHash } from './murmur-hash';
+import { useFastRolloutHash } from './murmur-hash';
 import { resolveVariant } from './sdk-variant';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
@@ -170,7 +170,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
     });
     warnNamesAsData(this.unleash);
     // the SDK's rollout and variant hash, same results at a fraction of the cost (murmur-hash.ts)
-    useFastMurmurHash();
+    useFastRolloutHash();
     this.deciding = new DecidingStrategy(this.unleash);
     findStrategiesByName(this.unleash);
     this.fastEvaluation = this.createFastEvaluation();
