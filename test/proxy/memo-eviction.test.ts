@@ -1,12 +1,13 @@
 /**
- * The per-toggle memo within its budget: when a new result does not fit, the oldest results are
- * forgotten one at a time, not every toggle's memo at once. Observed through the SDK evaluations an
+ * The memo within its budget: when a new row of results does not fit, the oldest rows are
+ * forgotten one at a time, not every memo at once. Observed through the SDK evaluations an
  * `Evaluator` asks for (a remembered result asks for none).
  */
 import type { Context } from 'unleash-client';
 import { silentLogger } from '../../src/common/logging/logger';
 import type { ProxyApp } from '../../src/proxy/app';
 import { DEFAULT_BUDGETS, Evaluator } from '../../src/proxy/evaluation/evaluator';
+import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type { FastEvaluation, FeatureRepository } from '../../src/proxy/upstream/feature-repository';
 import { readyProxyFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
@@ -21,8 +22,11 @@ const payload: FeaturesPayload = {
   })),
 };
 
-/** One memo entry for `plan` = `pN`: its key `-2:pN` (5 characters, 2 bytes each) plus 96 bytes. */
-const ENTRY = 2 * 5 + 96;
+/**
+ * One memo row for `plan` = `pN`: both toggles read only `plan` and are one group, remembered in one
+ * row under the key `-2:pN` (5 characters, 2 bytes each), plus 96 bytes, plus 8 per toggle.
+ */
+const ROW = 2 * 5 + 96 + 8 * 2;
 
 const upstream = new TestUpstream(payload);
 let app: ProxyApp;
@@ -48,6 +52,10 @@ function counted(features: FeatureRepository): { repository: FeatureRepository; 
         evaluations += 1;
         return inner.resolve(name, enhanced);
       },
+      resolveFeature: (feature: FeatureInterface, enhanced: Context) => {
+        evaluations += 1;
+        return inner.resolveFeature(feature, enhanced);
+      },
     };
   };
   const repository = new Proxy(features, {
@@ -60,12 +68,12 @@ function counted(features: FeatureRepository): { repository: FeatureRepository; 
   return { repository, evaluations: () => evaluations };
 }
 
-test('a full memo forgets its oldest results to keep a new one, and keeps the rest', async () => {
+test('a full memo forgets its oldest row to keep a new one, and keeps the rest', async () => {
   const { repository, evaluations } = counted(app.features);
-  // room for four results: two plans of two toggles
+  // room for two rows: two plans of two toggles
   const evaluator = new Evaluator(repository, silentLogger, {
     ...DEFAULT_BUDGETS,
-    memoBytes: 4 * ENTRY + 50,
+    memoBytes: 2 * ROW + 50,
   });
   let user = 0;
   // a new user every time, so no whole answer is kept: every toggle is looked up in its memo
@@ -79,7 +87,7 @@ test('a full memo forgets its oldest results to keep a new one, and keeps the re
   expect(ask('p1')).toBe(2);
   expect(ask('p2')).toBe(2);
   expect(ask('p1')).toBe(0); // both remembered
-  // p3 needs room for two: the two oldest results (p1's) go, p2's stay
+  // p3 needs room for a row: the oldest (p1's) goes, p2's stays
   expect(ask('p3')).toBe(2);
   expect(ask('p2')).toBe(0);
   expect(ask('p3')).toBe(0);

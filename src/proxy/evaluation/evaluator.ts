@@ -16,6 +16,7 @@ import {
   outcomeOf,
   QUARANTINED,
   type MemoGroup,
+  type MemoRow,
   type CompiledToggle,
   type Outcome,
   type Plan,
@@ -61,7 +62,7 @@ export interface EvaluationBudgets {
   answerCacheBytes: number;
   /** Whole answers kept, at most. */
   answerCacheEntries: number;
-  /** Bytes of remembered per-toggle results (keys and entries), all toggles together. */
+  /** Bytes of remembered per-toggle results (rows of memo groups: keys and slots), all toggles together. */
   memoBytes: number;
   /** Longest memo key (the values of a toggle's input fields); longer contexts are evaluated, not remembered. */
   memoKeyMaxLength: number;
@@ -74,8 +75,12 @@ export const DEFAULT_BUDGETS: EvaluationBudgets = {
   memoKeyMaxLength: 256,
 };
 
-/** Per-entry overhead counted against the memo budget besides the key's characters. */
+/** Per-row overhead counted against the memo budget besides the key's characters and the slots. */
 const MEMO_ENTRY_BYTES = 96;
+
+/** What one memo row is counted as: its key, its overhead and a reference per slot. */
+const rowBytes = (key: string, group: MemoGroup): number =>
+  2 * key.length + MEMO_ENTRY_BYTES + 8 * group.size;
 
 interface CachedAnswer {
   readonly body: Buffer;
@@ -91,7 +96,7 @@ interface RevisionState {
   readonly cache: AnswerCache<CachedAnswer>;
   readonly usage: UsageTally;
   memoBytes: number;
-  /** The toggle whose memo gives up its oldest result next when the budget is reached. */
+  /** The memo group that gives up its oldest row next when the budget is reached. */
   evictAt: number;
 }
 
@@ -126,6 +131,7 @@ const UNKNOWN = null;
 class MemoKeys {
   private readonly plain = new Map<readonly string[], string | undefined>();
   private readonly groupKeys: (string | undefined | typeof UNKNOWN)[];
+  private readonly rows: (MemoRow | undefined | typeof UNKNOWN)[];
   readonly guards = new Map<string, boolean>();
 
   constructor(
@@ -135,6 +141,21 @@ class MemoKeys {
     private readonly maxLength: number,
   ) {
     this.groupKeys = new Array<string | undefined | typeof UNKNOWN>(groups.length).fill(UNKNOWN);
+    this.rows = new Array<MemoRow | undefined | typeof UNKNOWN>(groups.length).fill(UNKNOWN);
+  }
+
+  /** The group's remembered row for its key (`ofGroup`), looked up once per request. */
+  rowOf(group: number, key: string): MemoRow | undefined {
+    const known = this.rows[group];
+    if (known !== UNKNOWN) return known;
+    const row = this.groups[group].memo.get(key);
+    this.rows[group] = row;
+    return row;
+  }
+
+  /** Notes a row made for the group's key during this request. */
+  keepRow(group: number, row: MemoRow): void {
+    this.rows[group] = row;
   }
 
   /** The memo key of the context for a toggle of this group; undefined when not remembered. */
@@ -435,7 +456,7 @@ export class Evaluator {
   ): Outcome {
     const key = toggle.group < 0 ? undefined : keys.ofGroup(toggle.group);
     if (key !== undefined) {
-      const hit = toggle.memo.get(key);
+      const hit = keys.rowOf(toggle.group, key)?.[toggle.slot];
       if (hit) {
         state.usage.count(hit);
         return hit;
@@ -458,34 +479,48 @@ export class Evaluator {
     if (key === undefined) return outcome;
     const clocked = toggle.determinism.currentTime && window !== undefined;
     if (!clocked || clockWindow(state.plan.dateBoundaries, Date.now()) === window)
-      this.remember(state, toggle, key, outcome);
+      this.remember(state, toggle, key, outcome, keys);
     return outcome;
   }
 
   /**
-   * Keeps one result within the memo budget. Over budget, the oldest remembered result of one toggle
-   * after another (round robin) is forgotten until the new one fits: eviction costs what insertion
-   * does, so a stream of new input values never clears every memo at once (a pause, and a burst of
+   * Keeps one result within the memo budget, in its group's row for the key (a row is made, and
+   * counted whole, for the first result of a key). Over budget, the oldest row of one group after
+   * another (round robin) is forgotten until the new one fits: eviction costs what insertion does,
+   * so a stream of new input values never clears every memo at once (a pause, and a burst of
    * evaluations after it).
    */
-  private remember(state: RevisionState, toggle: CompiledToggle, key: string, outcome: Outcome): void {
-    const bytes = 2 * key.length + MEMO_ENTRY_BYTES;
-    if (bytes > this.budgets.memoBytes) return;
-    while (state.memoBytes + bytes > this.budgets.memoBytes && this.forgetOne(state));
-    toggle.memo.set(key, outcome);
-    state.memoBytes += bytes;
+  private remember(
+    state: RevisionState,
+    toggle: CompiledToggle,
+    key: string,
+    outcome: Outcome,
+    keys: MemoKeys,
+  ): void {
+    const group = state.plan.groups[toggle.group];
+    let row = group.memo.get(key);
+    if (row === undefined) {
+      const bytes = rowBytes(key, group);
+      if (bytes > this.budgets.memoBytes) return;
+      while (state.memoBytes + bytes > this.budgets.memoBytes && this.forgetOne(state));
+      row = new Array<Outcome | undefined>(group.size).fill(undefined);
+      group.memo.set(key, row);
+      state.memoBytes += bytes;
+      keys.keepRow(toggle.group, row);
+    }
+    row[toggle.slot] = outcome;
   }
 
-  /** Forgets the oldest remembered result of the next toggle that has one; false when none has. */
+  /** Forgets the oldest row of the next group that has one; false when none has. */
   private forgetOne(state: RevisionState): boolean {
-    const toggles = state.plan.toggles;
-    for (let seen = 0; seen < toggles.length; seen++) {
-      const toggle = toggles[state.evictAt];
-      state.evictAt = (state.evictAt + 1) % toggles.length;
-      const oldest = toggle.memo.keys().next();
+    const groups = state.plan.groups;
+    for (let seen = 0; seen < groups.length; seen++) {
+      const group = groups[state.evictAt];
+      state.evictAt = (state.evictAt + 1) % groups.length;
+      const oldest = group.memo.keys().next();
       if (!oldest.done) {
-        toggle.memo.delete(oldest.value);
-        state.memoBytes -= 2 * oldest.value.length + MEMO_ENTRY_BYTES;
+        group.memo.delete(oldest.value);
+        state.memoBytes -= rowBytes(oldest.value, group);
         return true;
       }
     }

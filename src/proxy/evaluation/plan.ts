@@ -47,16 +47,17 @@ export interface CompiledToggle {
   /**
    * The context fields its evaluation reads (sorted), when they are few-valued ones (not userId or
    * sessionId; remoteAddress is allowed) and only built-in code runs: its results are then
-   * remembered per combination of their values in `memo` (see `ToggleMemo`).
+   * remembered per combination of their values in its group's memo (`MemoGroup`).
    */
   readonly inputs: readonly string[] | undefined;
   /**
    * Its memo group (`Plan.groups`): toggles with the same inputs and determinism share one, so a
-   * request decides once per group whether and under which key results are remembered. -1 without
-   * `inputs`.
+   * request decides once per group whether and under which key results are remembered, and finds
+   * the remembered results of the whole group with one lookup. -1 without `inputs`.
    */
   readonly group: number;
-  readonly memo: Map<string, Outcome>;
+  /** Its place in a row of its group's memo. */
+  readonly slot: number;
   /** Every outcome interned for the revision, shared by its toggles: an outcome's `id` is its index. */
   readonly interned: Outcome[];
   /** Its outcome for the SDK's `DISABLED_ANSWER` and `ENABLED_ANSWER`, once seen (see `outcomeOf`). */
@@ -64,11 +65,21 @@ export interface CompiledToggle {
   on: Outcome | undefined;
 }
 
-/** Toggles remembered under the same key for a context: the same input fields and determinism. */
+/**
+ * Toggles remembered under the same key for a context: the same input fields and determinism. Its
+ * memo keeps, per key (the values of the input fields), one row with a slot per toggle of the group.
+ */
 export interface MemoGroup {
   readonly inputs: readonly string[];
   readonly determinism: Determinism;
+  /** Toggles in the group: the length of a row. */
+  size: number;
+  /** Rows by key, oldest first. */
+  readonly memo: Map<string, MemoRow>;
 }
+
+/** The remembered results of a memo group's toggles for one key, by `CompiledToggle.slot`. */
+export type MemoRow = (Outcome | undefined)[];
 
 /** Every toggle of one definitions revision, compiled once when the revision is accepted. */
 export interface Plan {
@@ -262,9 +273,9 @@ class PlanShared {
   private readonly lists = new Map<string, readonly string[]>();
   private readonly groupIds = new Map<string, number>();
 
-  /** The memo group of toggles with these inputs and this determinism; -1 without inputs. */
-  group(inputs: readonly string[] | undefined, determinism: Determinism): number {
-    if (inputs === undefined) return -1;
+  /** The memo group of a toggle with these inputs and this determinism, and its slot there; -1 without inputs. */
+  group(inputs: readonly string[] | undefined, determinism: Determinism): { group: number; slot: number } {
+    if (inputs === undefined) return { group: -1, slot: -1 };
     const id = JSON.stringify([
       inputs,
       determinism === ALWAYS_DETERMINISTIC ? 'always' : determinism,
@@ -273,10 +284,12 @@ class PlanShared {
     let group = this.groupIds.get(id);
     if (group === undefined) {
       group = this.groups.length;
-      this.groups.push({ inputs, determinism });
+      this.groups.push({ inputs, determinism, size: 0, memo: new Map() });
       this.groupIds.set(id, group);
     }
-    return group;
+    const slot = this.groups[group].size;
+    this.groups[group].size += 1;
+    return { group, slot };
   }
 
   /** The revision's one array with these fields, so a request computes each distinct memo key once. */
@@ -310,7 +323,7 @@ function compileToggle(
     ),
     determinism,
     inputs,
-    group: shared.group(inputs, determinism),
+    ...shared.group(inputs, determinism),
   });
   if (isConstant(feature, fast))
     toggle.constant = outcomeOf(toggle, feature.enabled === true ? ENABLED_ANSWER : DISABLED_ANSWER);
@@ -330,7 +343,7 @@ function compiledToggle(
   fields: Partial<
     Pick<
       CompiledToggle,
-      'feature' | 'customCode' | 'determinism' | 'inputs' | 'group' | 'quarantined' | 'uncompiled'
+      'feature' | 'customCode' | 'determinism' | 'inputs' | 'group' | 'slot' | 'quarantined' | 'uncompiled'
     >
   >,
 ): Compiled {
@@ -346,7 +359,7 @@ function compiledToggle(
     outcomes: new Map(),
     inputs: fields.inputs,
     group: fields.group ?? -1,
-    memo: new Map(),
+    slot: fields.slot ?? -1,
     interned,
     off: undefined,
     on: undefined,
