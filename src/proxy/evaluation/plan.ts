@@ -29,6 +29,8 @@ export interface Outcome {
 /** What is known about one toggle for a definitions revision, before any context is seen. */
 export interface CompiledToggle {
   readonly name: string;
+  /** Its place in `Plan.toggles` (answer order). */
+  readonly index: number;
   /** Its definition in the revision compiled (the SDK's own object), undefined when never evaluated from it. */
   readonly feature: FeatureInterface | undefined;
   readonly impressionData: boolean;
@@ -309,7 +311,7 @@ function compileToggle(
   fast: FastEvaluation,
   lookup: (name: string) => FeatureInterface | undefined,
   shared: PlanShared,
-): CompiledToggle {
+): Compiled {
   const parents = (Array.isArray(feature.dependencies) ? feature.dependencies : [])
     .map((d) => lookup(d.feature))
     .filter((p): p is FeatureInterface => p !== undefined);
@@ -349,6 +351,7 @@ function compiledToggle(
 ): Compiled {
   return {
     name,
+    index: -1,
     feature: fields.feature,
     impressionData,
     constant: undefined,
@@ -382,7 +385,7 @@ export function compilePlan(
   const shared = new PlanShared();
   const lookup = (name: string) => features.toggle(name);
   const regular: FeatureInterface[] = [];
-  const toggles = features.toggles().map((feature) => {
+  const compileOne = (feature: FeatureInterface): Compiled => {
     if (features.fault(feature.name)) return quarantined(feature, shared.outcomes);
     if (features.isIrregular(feature.name)) return uncompiled(feature, shared.outcomes);
     try {
@@ -393,6 +396,11 @@ export function compilePlan(
       onCompileError(feature.name, err);
       return uncompiled(feature, shared.outcomes);
     }
+  };
+  const toggles = features.toggles().map((feature, index) => {
+    const toggle = compileOne(feature);
+    toggle.index = index;
+    return toggle;
   });
   return {
     revision,
@@ -407,7 +415,7 @@ export function compilePlan(
 }
 
 /** A quarantined toggle: disabled with the fallback variant for every context, never counted. */
-function quarantined(feature: FeatureInterface, interned: Outcome[]): CompiledToggle {
+function quarantined(feature: FeatureInterface, interned: Outcome[]): Compiled {
   const impressionData = feature.impressionData === true;
   const toggle = compiledToggle(feature.name, impressionData, interned, { quarantined: true });
   toggle.constant = {
@@ -421,7 +429,7 @@ function quarantined(feature: FeatureInterface, interned: Outcome[]): CompiledTo
 }
 
 /** A toggle evaluated by the SDK on every request, never remembered. */
-function uncompiled(feature: FeatureInterface, interned: Outcome[]): CompiledToggle {
+function uncompiled(feature: FeatureInterface, interned: Outcome[]): Compiled {
   return compiledToggle(String(feature.name), feature.impressionData === true, interned, {
     uncompiled: true,
     customCode: true,

@@ -18,18 +18,77 @@ interface ToggleFacts {
   readonly enabledReason: EvaluationReason | undefined;
 }
 
-// Keyed by objects of one revision (its compiled toggles and interned outcomes): they go with it.
-const factsByToggle = new WeakMap<CompiledToggle, ToggleFacts>();
-const entriesByOutcome = new WeakMap<Outcome, Map<EvaluationReason, Buffer>>();
+/** Every reason, numbered: an entry's place among its outcome's entries. */
+const REASONS: readonly EvaluationReason[] = [
+  'DISABLED',
+  'DEFAULT',
+  'STATIC',
+  'TARGETING_MATCH',
+  'SPLIT',
+  'ERROR',
+  'UNKNOWN',
+];
+const REASON_INDEX = new Map(REASONS.map((reason, i) => [reason, i]));
 
-function factsOf(features: FeatureRepository, toggle: CompiledToggle): ToggleFacts {
-  let facts = factsByToggle.get(toggle);
-  if (facts === undefined) {
-    const feature = features.toggle(toggle.name);
-    facts = { feature, enabledReason: feature === undefined ? undefined : enabledReason(toggle, feature) };
-    factsByToggle.set(toggle, facts);
+/**
+ * What OFREP keeps of one definitions revision, found from any of its compiled toggles (they share
+ * the revision's interned outcomes): the facts of each toggle by `CompiledToggle.index`, and the
+ * serialised results of interned outcomes by `Outcome.id` and reason. A request reads arrays, not
+ * maps, for each of its flags.
+ */
+class RevisionEntries {
+  readonly facts: (ToggleFacts | undefined)[] = [];
+  private readonly entries: (Buffer | undefined)[] = [];
+  /** Outcomes not interned (`id` < 0): a toggle's 33rd variant, a failed evaluation. */
+  private readonly loose = new WeakMap<Outcome, Map<EvaluationReason, Buffer>>();
+
+  factsOf(features: FeatureRepository, toggle: CompiledToggle): ToggleFacts {
+    let facts = this.facts[toggle.index];
+    if (facts === undefined) {
+      const feature = features.toggle(toggle.name);
+      facts = { feature, enabledReason: feature === undefined ? undefined : enabledReason(toggle, feature) };
+      this.facts[toggle.index] = facts;
+    }
+    return facts;
   }
-  return facts;
+
+  /** One flag's OFREP result as bytes, made once per outcome and reason. */
+  entryOf(feature: FeatureInterface, outcome: Outcome, reason: EvaluationReason): Buffer {
+    const reasonIndex = REASON_INDEX.get(reason) ?? REASONS.length - 1;
+    if (outcome.id >= 0) {
+      const at = outcome.id * REASONS.length + reasonIndex;
+      return (this.entries[at] ??= serialise(feature, outcome, reason));
+    }
+    let byReason = this.loose.get(outcome);
+    if (byReason === undefined) {
+      byReason = new Map();
+      this.loose.set(outcome, byReason);
+    }
+    let entry = byReason.get(reason);
+    if (entry === undefined) {
+      entry = serialise(feature, outcome, reason);
+      byReason.set(reason, entry);
+    }
+    return entry;
+  }
+}
+
+// Keyed by the revision's interned outcomes: they go with it.
+const revisions = new WeakMap<readonly Outcome[], RevisionEntries>();
+
+function revisionOf(toggle: CompiledToggle): RevisionEntries {
+  let revision = revisions.get(toggle.interned);
+  if (revision === undefined) {
+    revision = new RevisionEntries();
+    revisions.set(toggle.interned, revision);
+  }
+  return revision;
+}
+
+/** The outcome's entry is the JSON of the evaluated toggle: reading it back gives that toggle. */
+function serialise(feature: FeatureInterface, outcome: Outcome, reason: EvaluationReason): Buffer {
+  const toggle = JSON.parse(outcome.entry.toString('utf8')) as EvaluatedToggle;
+  return bytesOf(toOfrepResult({ toggle, feature, reason }));
 }
 
 function enabledReason(toggle: CompiledToggle, feature: FeatureInterface): EvaluationReason | undefined {
@@ -59,23 +118,6 @@ function reasonFor(
 
 const bytesOf = (result: OfrepResult): Buffer => Buffer.from(JSON.stringify(result));
 
-/** One flag's OFREP result as bytes, made once per outcome and reason. */
-function entryOf(feature: FeatureInterface, outcome: Outcome, reason: EvaluationReason): Buffer {
-  let byReason = entriesByOutcome.get(outcome);
-  if (byReason === undefined) {
-    byReason = new Map();
-    entriesByOutcome.set(outcome, byReason);
-  }
-  let entry = byReason.get(reason);
-  if (entry === undefined) {
-    // the outcome's entry is the JSON of the evaluated toggle: reading it back gives that toggle
-    const toggle = JSON.parse(outcome.entry.toString('utf8')) as EvaluatedToggle;
-    entry = bytesOf(toOfrepResult({ toggle, feature, reason }));
-    byReason.set(reason, entry);
-  }
-  return entry;
-}
-
 /**
  * The entries of the `flags` array of OFREP's bulk answer, as bytes: every toggle through the evaluator of `/proxy`
  * (`Evaluator.each`: its plan, constants, memo, interned outcomes and usage counts), each result
@@ -91,11 +133,14 @@ export function bulkFlags(
 ): Buffer[] | undefined {
   const entries: Buffer[] = [];
   let single: ReturnType<typeof detailsFor> | undefined;
+  let revision: RevisionEntries | undefined;
   const handled = evaluator.each(
     prepared,
-    (toggle) => factsOf(features, toggle).enabledReason === undefined,
+    (toggle) => (revision ??= revisionOf(toggle)).factsOf(features, toggle).enabledReason === undefined,
     (toggle, outcome, decided) => {
-      const facts = factsOf(features, toggle);
+      revision ??= revisionOf(toggle);
+      // known already when the decider above was asked about this toggle
+      const facts = revision.facts[toggle.index] ?? revision.factsOf(features, toggle);
       const { feature } = facts;
       if (outcome === undefined || feature === undefined) {
         single ??= detailsFor(features, context);
@@ -103,7 +148,7 @@ export function bulkFlags(
         entries.push(bytesOf(details ? toOfrepResult(details) : flagNotFound(toggle.name)));
         return;
       }
-      entries.push(entryOf(feature, outcome, reasonFor(toggle, feature, facts, outcome, decided)));
+      entries.push(revision.entryOf(feature, outcome, reasonFor(toggle, feature, facts, outcome, decided)));
     },
   );
   return handled ? entries : undefined;
