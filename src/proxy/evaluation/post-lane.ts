@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Express, Request, Response } from 'express';
+import type { Express, Request } from 'express';
 import { sendError } from '../../common/http/error-middleware';
 import { routeTemplate, UNMATCHED_ROUTE } from '../prometheus/request-metrics';
 import type { EvaluationInput, EvaluationPipeline } from './pipeline';
 import type { FastLaneOptions } from './fast-lane';
+import { asExpress, passOn, plainJsonLength, readBody, strictJson } from './lane-body';
 import { writeReply } from './write-reply';
 
 export interface PostLaneOptions extends FastLaneOptions {
@@ -13,9 +14,6 @@ export interface PostLaneOptions extends FastLaneOptions {
 
 /** What the app's compression middleware adds to every response it sees; a refusal skips it. */
 const VARY = ['Vary', 'Accept-Encoding'] as const;
-
-/** The content types the lane reads by itself: the route's JSON parser reads them the same way. */
-const PLAIN_JSON = /^application\/json(?:;[ \t]*charset="?utf-8"?)?$/i;
 
 type Handle = (req: IncomingMessage, res: ServerResponse, callback?: unknown) => void;
 
@@ -48,14 +46,8 @@ export function installPostLane(app: Express, options: PostLaneOptions): void {
     if (req.baseUrl) return false; // mounted in another app: route labels and paths are Express's
     if (!options.features.isReady()) return false;
     const { headers } = raw;
-    const length = Number(headers['content-length']);
-    if (
-      !PLAIN_JSON.test(headers['content-type'] ?? '') ||
-      headers['content-encoding'] !== undefined ||
-      headers['transfer-encoding'] !== undefined ||
-      !(length > 0 && length <= options.maxBodySize)
-    )
-      return false;
+    const length = plainJsonLength(headers, options.maxBodySize);
+    if (length === undefined) return false;
     const cors = options.cors.headersFor(headers.origin);
     if (!cors) return false;
     const startedAt = performance.now();
@@ -68,19 +60,7 @@ export function installPostLane(app: Express, options: PostLaneOptions): void {
       options.requestMetrics.record('POST', UNMATCHED_ROUTE, refusal.status, startedAt);
       return true;
     }
-    // Read in paused mode ('readable'): a body put back afterwards flows to Express's parser as
-    // if never read (an explicit pause() would keep the stream paused for it).
-    const chunks: Buffer[] = [];
-    let received = 0;
-    const onReadable = () => {
-      let chunk: Buffer | null;
-      while ((chunk = raw.read() as Buffer | null) !== null) {
-        chunks.push(chunk);
-        received += chunk.length;
-      }
-      if (received < length) return;
-      raw.removeListener('readable', onReadable);
-      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
+    readBody(raw, length, (body) => {
       const input = inputOf(resolved.pipeline, body);
       if (input === undefined) {
         // Express reads the same bytes and gives its own answer
@@ -89,17 +69,15 @@ export function installPostLane(app: Express, options: PostLaneOptions): void {
         return;
       }
       respond(resolved.pipeline, req, res, input, route, cors, startedAt);
-    };
-    raw.on('readable', onReadable);
+    });
     return true;
   }
 
   /** The pipeline's input from a body, or undefined when the route would refuse it (Express answers). */
   function inputOf(pipeline: EvaluationPipeline, body: Buffer): EvaluationInput | undefined {
+    const parsed = strictJson(body);
+    if (parsed === undefined) return undefined;
     try {
-      const parsed: unknown = JSON.parse(body.toString('utf8'));
-      // the route's parser is strict: only an object or an array is JSON to it
-      if (typeof parsed !== 'object' || parsed === null) return undefined;
       return pipeline.fromBody(parsed);
     } catch {
       return undefined;
@@ -125,20 +103,10 @@ export function installPostLane(app: Express, options: PostLaneOptions): void {
         return;
       }
       res.once('close', () => options.requestMetrics.record('POST', route, res.statusCode, startedAt));
-      for (const middleware of options.bodyResponse) {
-        let passed = false;
-        void middleware(req, res as Response, (err?: unknown) => {
-          passed = err === undefined;
-        });
-        if (!passed) throw new Error('post lane: a response middleware did not pass a POST on synchronously');
-      }
+      passOn(options.bodyResponse, req, res, 'post lane');
       writeReply(res, reply, cors);
     } catch (err) {
-      req.res = res as Response;
-      (res as Response).req = req;
-      Object.setPrototypeOf(req, app.request);
-      Object.setPrototypeOf(res, app.response);
-      options.onError(err, req, res as Response, () => undefined);
+      options.onError(err, req, asExpress(app, req, res), () => undefined);
     }
   }
 }
