@@ -16,14 +16,16 @@ import { docsRouter } from './docs/router';
 import { registerEnvironmentMetrics } from './environments/environment-metrics';
 import { KeyScopes } from './environments/key-scopes';
 import { EnvironmentRegistry } from './environments/registry';
+import type { ScopeServing } from './environments/environment';
 import { environmentRefused, requireScope, scopeOf } from './environments/require-scope';
 import { installFastLane, type FastLaneOptions } from './evaluation/fast-lane';
 import { installPostLane } from './evaluation/post-lane';
 import { evaluationRouter } from './evaluation/router';
 import { frontendFeatureRouter } from './frontend-api/feature-router';
 import { healthRouter } from './health/router';
+import type { OfrepScope } from './ofrep/bulk-answer';
 import type { ChangeStreams } from './ofrep/event-stream';
-import { ofrepRouter } from './ofrep/router';
+import { ofrepEndpoints } from './ofrep/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
 import { RequestMetrics } from './prometheus/request-metrics';
@@ -200,35 +202,27 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       maxBodySize: config.maxBodySize,
     }),
   );
-  app.use(
-    `${config.proxyBasePath}/ofrep`,
-    ofrepRouter({
-      features,
-      pipeline: first.all.pipeline,
-      streams: first.changeStreams,
-      ready: environments,
-      scopeOf: (res) => {
-        const serving = scopeOf(res);
-        return {
-          features: serving.features,
-          pipeline: serving.pipeline,
-          streams: serving.environment.changeStreams,
-        };
+  const ofrepPath = `${config.proxyBasePath}/ofrep`;
+  const ofrep = ofrepEndpoints({
+    features,
+    pipeline: first.all.pipeline,
+    streams: first.changeStreams,
+    ready: environments,
+    scopeOf: (res) => ofrepScopeOf(scopeOf(res)),
+    maxBodySize: config.maxBodySize,
+    auth: {
+      clientKeysHeaderName: header,
+      clientKeys: keys.clientKeySecrets,
+      serverTokens,
+      resolveKey: async (key) => {
+        const serving = await keys.resolve(key, 'frontend');
+        const refused = serving && environmentRefused(serving);
+        if (refused) throw refused;
+        return serving;
       },
-      maxBodySize: config.maxBodySize,
-      auth: {
-        clientKeysHeaderName: header,
-        clientKeys: keys.clientKeySecrets,
-        serverTokens,
-        resolveKey: async (key) => {
-          const serving = await keys.resolve(key, 'frontend');
-          const refused = serving && environmentRefused(serving);
-          if (refused) throw refused;
-          return serving;
-        },
-      },
-    }),
-  );
+    },
+  });
+  app.use(ofrepPath, ofrep.router);
   app.use(notFoundHandler);
   app.use(errorMiddleware(config.logger));
   const laneOptions: FastLaneOptions = {
@@ -267,6 +261,15 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     environments,
     tokenValidator: validator,
   });
+}
+
+/** What OFREP serves a key's requests from. */
+function ofrepScopeOf(serving: ScopeServing): OfrepScope {
+  return {
+    features: serving.features,
+    pipeline: serving.pipeline,
+    streams: serving.environment.changeStreams,
+  };
 }
 
 /** The client-usage sizes of every environment together, for `flags_proxy_client_usage_entries`. */

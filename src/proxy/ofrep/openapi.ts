@@ -7,7 +7,7 @@ import type {
 } from 'openapi3-ts/oas31';
 import type { z } from 'zod';
 import { errorResponses } from '../docs/error-responses';
-import { INACTIVITY_DELAY_SEC, STREAM_PATH } from './router';
+import { INACTIVITY_DELAY_SEC, STREAM_PATH } from './bulk-answer';
 import {
   ofrepBulkFailureSchema,
   ofrepBulkSuccessSchema,

@@ -1,0 +1,58 @@
+import type { z } from 'zod';
+import { ValidationError } from '../../common/errors/http-errors';
+import { checkContextInput, normalise } from '../context/build-context';
+import type { ContextLimits } from '../context/limits';
+import { describeIssues } from '../context/schemas';
+import type { EvaluationInput } from '../evaluation/pipeline';
+import { ofrepRequestSchema } from './schemas';
+
+/** An error answered in OFREP's own shape: `{errorCode, errorDetails}`, with `key` for one flag. */
+export class OfrepError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: { key?: string; errorCode: string; errorDetails: string },
+  ) {
+    super(body.errorDetails);
+  }
+}
+
+/** 400 in OFREP's words: problems inside `context` are INVALID_CONTEXT, the rest PARSE_ERROR. */
+function badRequest(error: z.ZodError, key: string | undefined): OfrepError {
+  const inContext = error.issues.some((issue) => issue.path[0] === 'context');
+  return new OfrepError(400, {
+    ...(key === undefined ? {} : { key }),
+    errorCode: inContext ? 'INVALID_CONTEXT' : 'PARSE_ERROR',
+    errorDetails: `Invalid request body: ${describeIssues(error)}`,
+  });
+}
+
+function invalidContext(message: string, key: string | undefined): OfrepError {
+  return new OfrepError(400, {
+    ...(key === undefined ? {} : { key }),
+    errorCode: 'INVALID_CONTEXT',
+    errorDetails: `Invalid request body: ${message}`,
+  });
+}
+
+/**
+ * The evaluation input of an OFREP request from its parsed JSON body (both evaluation endpoints):
+ * the context within the limits, OpenFeature's `targetingKey` as the user. Throws an `OfrepError`
+ * (400) for a body or context the endpoints refuse; `key` is the flag of a single evaluation.
+ */
+export function ofrepInput(body: unknown, limits: ContextLimits, key?: string): EvaluationInput {
+  const rawContext = (body as { context?: unknown } | undefined)?.context;
+  try {
+    checkContextInput(rawContext, limits);
+  } catch (err) {
+    if (err instanceof ValidationError) throw invalidContext(err.message, key);
+    throw err;
+  }
+  const parsed = ofrepRequestSchema.safeParse(body ?? {});
+  if (!parsed.success) throw badRequest(parsed.error, key);
+  const { targetingKey, ...rest } = parsed.data.context ?? {};
+  // OpenFeature's targetingKey is the user: it wins over a `userId` sent beside it.
+  const clientContext = normalise(
+    targetingKey === undefined || targetingKey === null ? rest : { ...rest, userId: targetingKey },
+  );
+  return { clientContext, toggles: undefined };
+}
