@@ -24,8 +24,9 @@ import { evaluationRouter } from './evaluation/router';
 import { frontendFeatureRouter } from './frontend-api/feature-router';
 import { healthRouter } from './health/router';
 import type { OfrepScope } from './ofrep/bulk-answer';
+import { installOfrepBulkLane } from './ofrep/bulk-lane';
 import type { ChangeStreams } from './ofrep/event-stream';
-import { ofrepEndpoints } from './ofrep/router';
+import { ofrepEndpoints, ofrepErrors } from './ofrep/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
 import { RequestMetrics } from './prometheus/request-metrics';
@@ -245,6 +246,21 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   };
   installFastLane(app, laneOptions);
   installPostLane(app, { ...laneOptions, maxBodySize: config.maxBodySize });
+  const appErrors = laneOptions.onError;
+  installOfrepBulkLane(app, {
+    ...laneOptions,
+    basePath: ofrepPath,
+    bulk: ofrep.bulk,
+    maxBodySize: config.maxBodySize,
+    // what the OFREP key middleware finds for the key of the configured header, when known now
+    resolve: (key, connection) => {
+      const known = keys.knownOn(connection, key, 'frontend');
+      return known && known.environment.isServing() ? ofrepScopeOf(known) : undefined;
+    },
+    // an error after the lane took the request passes the router's error handler first, as on the route
+    onError: (err, req, res, next) =>
+      ofrepErrors(err, req, res, (e?: unknown) => appErrors(e, req, res, next)),
+  });
 
   return Object.assign(app, {
     whenReady: () => environments.whenReady(),
