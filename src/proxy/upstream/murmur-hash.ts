@@ -9,41 +9,7 @@ import { createRequire } from 'node:module';
  * two 16-bit halves on doubles; `Math.imul` gives the same product modulo 2^32 in one instruction.
  */
 export function murmurHash32(key: string, seed = 0): number {
-  const text = key || '';
-  const length = text.length;
-  const blocks = length - (length % 4);
-  let h1 = seed | 0;
-  let i = 0;
-  for (; i < blocks; i += 4) {
-    let k1 =
-      (text.charCodeAt(i) & 0xff) |
-      ((text.charCodeAt(i + 1) & 0xff) << 8) |
-      ((text.charCodeAt(i + 2) & 0xff) << 16) |
-      ((text.charCodeAt(i + 3) & 0xff) << 24);
-    k1 = Math.imul(k1, 0xcc9e2d51);
-    k1 = (k1 << 15) | (k1 >>> 17);
-    k1 = Math.imul(k1, 0x1b873593);
-    h1 ^= k1;
-    h1 = (h1 << 13) | (h1 >>> 19);
-    h1 = (Math.imul(h1, 5) + 0xe6546b64) | 0;
-  }
-  const rest = length - blocks;
-  if (rest > 0) {
-    let k1 = text.charCodeAt(i) & 0xff;
-    if (rest > 1) k1 ^= (text.charCodeAt(i + 1) & 0xff) << 8;
-    if (rest > 2) k1 ^= (text.charCodeAt(i + 2) & 0xff) << 16;
-    k1 = Math.imul(k1, 0xcc9e2d51);
-    k1 = (k1 << 15) | (k1 >>> 17);
-    k1 = Math.imul(k1, 0x1b873593);
-    h1 ^= k1;
-  }
-  h1 ^= length;
-  h1 ^= h1 >>> 16;
-  h1 = Math.imul(h1, 0x85ebca6b);
-  h1 ^= h1 >>> 13;
-  h1 = Math.imul(h1, 0xc2b2ae35);
-  h1 ^= h1 >>> 16;
-  return h1 >>> 0;
+  return continueHash({ h1: seed | 0, tail: 0, tailLength: 0, length: 0 }, key || '');
 }
 
 /** The hash state after a key's first characters: continue it with `continueHash`. */
@@ -56,28 +22,28 @@ interface HashPrefix {
   readonly length: number;
 }
 
+/** The low bytes of four characters from `i`, little-endian: one block as the library reads it. */
+const blockAt = (text: string, i: number): number =>
+  (text.charCodeAt(i) & 0xff) |
+  ((text.charCodeAt(i + 1) & 0xff) << 8) |
+  ((text.charCodeAt(i + 2) & 0xff) << 16) |
+  ((text.charCodeAt(i + 3) & 0xff) << 24);
+
+function scramble(block: number): number {
+  const k1 = Math.imul(block, 0xcc9e2d51);
+  return Math.imul((k1 << 15) | (k1 >>> 17), 0x1b873593);
+}
+
 function mixBlock(h1: number, block: number): number {
-  let k1 = Math.imul(block, 0xcc9e2d51);
-  k1 = (k1 << 15) | (k1 >>> 17);
-  k1 = Math.imul(k1, 0x1b873593);
-  h1 ^= k1;
-  h1 = (h1 << 13) | (h1 >>> 19);
-  return (Math.imul(h1, 5) + 0xe6546b64) | 0;
+  const h = h1 ^ scramble(block);
+  return (Math.imul((h << 13) | (h >>> 19), 5) + 0xe6546b64) | 0;
 }
 
 function hashPrefix(prefix: string, seed: number): HashPrefix {
   const length = prefix.length;
   const blocks = length - (length % 4);
   let h1 = seed | 0;
-  for (let i = 0; i < blocks; i += 4) {
-    h1 = mixBlock(
-      h1,
-      (prefix.charCodeAt(i) & 0xff) |
-        ((prefix.charCodeAt(i + 1) & 0xff) << 8) |
-        ((prefix.charCodeAt(i + 2) & 0xff) << 16) |
-        ((prefix.charCodeAt(i + 3) & 0xff) << 24),
-    );
-  }
+  for (let i = 0; i < blocks; i += 4) h1 = mixBlock(h1, blockAt(prefix, i));
   let tail = 0;
   for (let i = blocks; i < length; i++) tail |= (prefix.charCodeAt(i) & 0xff) << (8 * (i - blocks));
   return { h1, tail, tailLength: length - blocks, length };
@@ -99,23 +65,10 @@ function continueHash(prefix: HashPrefix, rest: string): number {
     }
   }
   if (filled === 0) {
-    for (; i + 4 <= n; i += 4) {
-      h1 = mixBlock(
-        h1,
-        (rest.charCodeAt(i) & 0xff) |
-          ((rest.charCodeAt(i + 1) & 0xff) << 8) |
-          ((rest.charCodeAt(i + 2) & 0xff) << 16) |
-          ((rest.charCodeAt(i + 3) & 0xff) << 24),
-      );
-    }
+    for (; i + 4 <= n; i += 4) h1 = mixBlock(h1, blockAt(rest, i));
     while (i < n) block |= (rest.charCodeAt(i++) & 0xff) << (8 * filled++);
   }
-  if (filled > 0) {
-    let k1 = Math.imul(block, 0xcc9e2d51);
-    k1 = (k1 << 15) | (k1 >>> 17);
-    k1 = Math.imul(k1, 0x1b873593);
-    h1 ^= k1;
-  }
+  if (filled > 0) h1 ^= scramble(block);
   h1 ^= prefix.length + n;
   h1 ^= h1 >>> 16;
   h1 = Math.imul(h1, 0x85ebca6b);
