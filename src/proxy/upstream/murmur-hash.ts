@@ -78,9 +78,24 @@ function continueHash(prefix: HashPrefix, rest: string): number {
   return h1 >>> 0;
 }
 
-/** Prefixes (`groupId:`) by seed and group; cleared when it holds this many (names come and go with definitions). */
+/** Prefixes (`groupId:`) of one seed; cleared when it holds this many (names come and go with definitions). */
 const MAX_PREFIXES = 20_000;
-const prefixes = new Map<number, Map<string, HashPrefix>>();
+
+/** `normalizedValue` for one seed, keeping the hash state after `groupId:` per group. */
+export function normalizedValues(seed: number): (id: string, groupId: string, normalizer: number) => number {
+  const prefixes = new Map<string, HashPrefix>();
+  return (id, groupId, normalizer) => {
+    let prefix = prefixes.get(groupId);
+    if (prefix === undefined) {
+      if (prefixes.size >= MAX_PREFIXES) prefixes.clear();
+      prefix = hashPrefix(`${groupId}:`, seed);
+      prefixes.set(groupId, prefix);
+    }
+    return (continueHash(prefix, id) % normalizer) + 1;
+  };
+}
+
+const bySeed = new Map<number, (id: string, groupId: string, normalizer: number) => number>();
 
 /**
  * What the SDK's `normalizedValue(id, groupId, normalizer, seed)` answers:
@@ -88,18 +103,12 @@ const prefixes = new Map<number, Map<string, HashPrefix>>();
  * ids; the state after `groupId:` is kept per group, so a rollout hashes only the user's id.
  */
 export function normalizedValue(id: string, groupId: string, normalizer: number, seed: number): number {
-  let bySeed = prefixes.get(seed);
-  if (bySeed === undefined) {
-    bySeed = new Map();
-    prefixes.set(seed, bySeed);
+  let values = bySeed.get(seed);
+  if (values === undefined) {
+    values = normalizedValues(seed);
+    bySeed.set(seed, values);
   }
-  let prefix = bySeed.get(groupId);
-  if (prefix === undefined) {
-    if (bySeed.size >= MAX_PREFIXES) bySeed.clear();
-    prefix = hashPrefix(`${groupId}:`, seed);
-    bySeed.set(groupId, prefix);
-  }
-  return (continueHash(prefix, id) % normalizer) + 1;
+  return values(id, groupId, normalizer);
 }
 
 interface MurmurLibrary {
@@ -142,13 +151,15 @@ function useFastNormalizedValues(): boolean {
   const variantOriginal = variant as (id: unknown, groupId: unknown, normalizer: unknown) => number;
   Object.defineProperty(util, 'normalizedStrategyValueOriginal', { value: strategyOriginal });
   Object.defineProperty(util, 'normalizedVariantValueOriginal', { value: variantOriginal });
+  const strategyValue = normalizedValues(STRATEGY_SEED);
+  const variantValue = normalizedValues(VARIANT_SEED);
   util.normalizedStrategyValue = (id: unknown, groupId: unknown) =>
     typeof id === 'string' && typeof groupId === 'string'
-      ? normalizedValue(id, groupId, 100, STRATEGY_SEED)
+      ? strategyValue(id, groupId, 100)
       : strategyOriginal(id, groupId);
   util.normalizedVariantValue = (id: unknown, groupId: unknown, normalizer: unknown) =>
     typeof id === 'string' && typeof groupId === 'string' && typeof normalizer === 'number'
-      ? normalizedValue(id, groupId, normalizer, VARIANT_SEED)
+      ? variantValue(id, groupId, normalizer)
       : variantOriginal(id, groupId, normalizer);
   return true;
 }
