@@ -62,6 +62,35 @@ describe("the proxy's own usage reports", () => {
     },
   );
 
+  test('closing waits for a report still on its way: every count has reached the upstream when close resolves', async () => {
+    const upstream = await new TestUpstream(sampleFeatures()).start();
+    // the first report is answered late, after the close's own report
+    let first = true;
+    upstream.usageDelay = (path) => {
+      if (path !== '/api/client/metrics' || !first) return undefined;
+      first = false;
+      return 800;
+    };
+    const app: ProxyApp = await readyProxyFor(upstream, { metricsInterval: 100 });
+    cleanups.push(async () => {
+      await upstream.stop();
+    });
+    const url = await servers.listen(app);
+    const evaluate = () => fetch(`${url}/proxy?userId=u1`, { headers: { authorization: CLIENT_KEY } });
+    await evaluate();
+    // the timer's report (with that count) is on its way and not answered yet
+    await waitFor(() => upstream.posted('/api/client/metrics').length >= 1, 5000);
+    expect(upstream.metricsAnswered).toBe(0);
+    await evaluate();
+    await app.close();
+    // both reports answered: the late one too, before close resolved
+    expect(upstream.metricsAnswered).toBe(upstream.posted('/api/client/metrics').length);
+    const counted = upstream
+      .posted('/api/client/metrics')
+      .reduce((sum, r) => sum + ((r.body as Report).bucket.toggles['always-on']?.yes ?? 0), 0);
+    expect(counted).toBe(2);
+  });
+
   test('a report that fails with a 503 keeps its counts for the next report', async () => {
     const upstream = await new TestUpstream(sampleFeatures()).start();
     let failures = 0;

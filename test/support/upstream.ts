@@ -35,6 +35,10 @@ export class TestUpstream {
    * (202 when it returns undefined); a 4xx carries a JSON error body, as the flag server's.
    */
   usageStatus: ((path: string, body: unknown) => number | undefined) | undefined;
+  /** When set, milliseconds a POST to /client/metrics or /client/register waits before it is answered. */
+  usageDelay: ((path: string) => number | undefined) | undefined;
+  /** POSTs to /client/metrics answered so far (after any `usageDelay`). */
+  metricsAnswered = 0;
   token: string;
   /** More upstream tokens it accepts, each with its own definitions (another environment). */
   private readonly extraTokens = new Map<string, FeaturesPayload>();
@@ -150,13 +154,19 @@ export class TestUpstream {
           (url.pathname === '/api/client/metrics' || url.pathname === '/api/client/register')
         ) {
           const status = this.usageStatus?.(url.pathname, body) ?? 202;
-          if (status >= 400) {
-            res
-              .writeHead(status, { 'content-type': 'application/json' })
-              .end('{"name":"ValidationError","message":"refused by the test upstream"}');
-          } else {
-            res.writeHead(status).end();
-          }
+          const answer = () => {
+            if (url.pathname === '/api/client/metrics') this.metricsAnswered += 1;
+            if (status >= 400) {
+              res
+                .writeHead(status, { 'content-type': 'application/json' })
+                .end('{"name":"ValidationError","message":"refused by the test upstream"}');
+            } else {
+              res.writeHead(status).end();
+            }
+          };
+          const delay = this.usageDelay?.(url.pathname) ?? 0;
+          if (delay > 0) setTimeout(answer, delay);
+          else answer();
           return;
         }
         res.writeHead(404).end();

@@ -75,6 +75,8 @@ export interface UsageReportHooks {
    * 4xx): its counts were dropped and the next interval reports again.
    */
   onRefused(status: number | undefined): void;
+  /** Every report as it starts: a graceful close waits for the ones still on their way. */
+  sending(report: Promise<void>): void;
 }
 
 /**
@@ -110,7 +112,7 @@ export function usageBucket(unleash: Unleash, hooks: UsageReportHooks): SdkMetri
     Reflect.apply(configurationError, metrics, [url, status]);
   };
   const send = metrics.sendMetrics.bind(metrics);
-  metrics.sendMetrics = async () => {
+  const report = async () => {
     hooks.beforeSend();
     timerStarted = false;
     rejectedStatus = undefined;
@@ -124,6 +126,11 @@ export function usageBucket(unleash: Unleash, hooks: UsageReportHooks): SdkMetri
     target.bucket = (target.createBucket as () => unknown)();
     hooks.onRefused(status);
     watchedStartTimer();
+  };
+  metrics.sendMetrics = () => {
+    const sent = report();
+    hooks.sending(sent);
+    return sent;
   };
   return metrics;
 }

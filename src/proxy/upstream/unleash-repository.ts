@@ -62,6 +62,8 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private readonly metrics: SdkMetrics | undefined;
   /** OFREP reasons: which strategy definition enabled a toggle in the last `resolve`. */
   private readonly deciding: DecidingStrategy;
+  /** Usage reports on their way to the upstream. */
+  private readonly reports = new Set<Promise<void>>();
   private readonly usageListeners = new Set<() => void>();
   private readonly fastEvaluation: FastEvaluation;
   private readonly repository: GuardedRepository;
@@ -159,6 +161,10 @@ export class UnleashFeatureRepository implements FeatureRepository {
         for (const listener of this.usageListeners) listener();
       },
       isClosing: () => this.closing,
+      sending: (report) => {
+        this.reports.add(report);
+        void report.catch(() => undefined).finally(() => this.reports.delete(report));
+      },
       onRefused: (status) => {
         this.stats.usageReportsRefused += 1;
         const what = status === undefined ? 'a 4xx' : `HTTP ${status}`;
@@ -353,5 +359,22 @@ export class UnleashFeatureRepository implements FeatureRepository {
     this.repository.stop();
     await this.unleash.destroyWithFlush().catch(() => undefined);
     this.unleash.destroy();
+    // A report sent on the SDK's timer just before may still be on its way: its counts are the
+    // proxy's too. Waited for up to REPORTS_ON_CLOSE_MS (the SDK gives each request its own timeout).
+    if (this.reports.size > 0) await settledWithin([...this.reports], REPORTS_ON_CLOSE_MS);
   }
+}
+
+/** How long a close waits for usage reports still on their way. */
+const REPORTS_ON_CLOSE_MS = 5_000;
+
+/** Resolves once every promise settled, or after `ms`, whichever comes first. */
+async function settledWithin(promises: readonly Promise<unknown>[], ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  await Promise.race([Promise.allSettled(promises), late]);
+  clearTimeout(timer);
 }
