@@ -27,6 +27,32 @@ export function plainJsonLength(headers: IncomingHttpHeaders, maxBodySize: numbe
   return length;
 }
 
+/** What a body lane needs to know to tell whether it may take a request. */
+export interface BodyLaneGate {
+  features: { isReady(): boolean };
+  cors: { headersFor(origin: string | undefined): readonly string[] | undefined };
+  maxBodySize: number;
+}
+
+/**
+ * The checks every body lane makes before it takes a request to its path: not mounted in another
+ * app (route labels and paths are Express's then), ready, a plain JSON body (`plainJsonLength`) and
+ * CORS that passes synchronously. The body's length and the CORS headers to set, or undefined when
+ * Express is to take the request untouched.
+ */
+export function bodyLaneEntry(
+  raw: IncomingMessage,
+  gate: BodyLaneGate,
+): { length: number; cors: readonly string[] } | undefined {
+  if ((raw as { baseUrl?: string }).baseUrl) return undefined;
+  if (!gate.features.isReady()) return undefined;
+  const length = plainJsonLength(raw.headers, gate.maxBodySize);
+  if (length === undefined) return undefined;
+  const cors = gate.cors.headersFor(raw.headers.origin);
+  if (!cors) return undefined;
+  return { length, cors };
+}
+
 /**
  * Reads a body of `length` bytes in paused mode ('readable'), then calls `onBody`. A body put back
  * afterwards (`raw.unshift(body)`) flows to Express's parser as if never read (an explicit

@@ -4,7 +4,7 @@ import { sendError } from '../../common/http/error-middleware';
 import { routeTemplate, UNMATCHED_ROUTE } from '../prometheus/request-metrics';
 import type { EvaluationInput, EvaluationPipeline } from './pipeline';
 import type { FastLaneOptions } from './fast-lane';
-import { asExpress, passOn, plainJsonLength, readBody, strictJson } from './lane-body';
+import { asExpress, bodyLaneEntry, passOn, readBody, strictJson } from './lane-body';
 import { writeReply } from './write-reply';
 
 export interface PostLaneOptions extends FastLaneOptions {
@@ -42,14 +42,11 @@ export function installPostLane(app: Express, options: PostLaneOptions): void {
     if (raw.method !== 'POST') return false;
     const route = routes.get(raw.url ?? '');
     if (route === undefined) return false;
-    const req = raw as Request & { baseUrl?: string };
-    if (req.baseUrl) return false; // mounted in another app: route labels and paths are Express's
-    if (!options.features.isReady()) return false;
+    const entry = bodyLaneEntry(raw, options);
+    if (entry === undefined) return false;
+    const { length, cors } = entry;
+    const req = raw as Request;
     const { headers } = raw;
-    const length = plainJsonLength(headers, options.maxBodySize);
-    if (length === undefined) return false;
-    const cors = options.cors.headersFor(headers.origin);
-    if (!cors) return false;
     const startedAt = performance.now();
     const resolved = options.resolve(headers[options.clientKeysHeaderName], raw.socket);
     if (resolved === undefined) return false; // only Express can tell (a key the upstream is asked about)

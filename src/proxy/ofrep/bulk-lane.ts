@@ -3,7 +3,7 @@ import type { Express, Request } from 'express';
 import type { Context } from 'unleash-client';
 import { keyFromHeader } from '../auth/client-key';
 import type { FastLaneOptions } from '../evaluation/fast-lane';
-import { asExpress, passOn, plainJsonLength, readBody, strictJson } from '../evaluation/lane-body';
+import { asExpress, bodyLaneEntry, passOn, readBody, strictJson } from '../evaluation/lane-body';
 import { routeTemplate } from '../prometheus/request-metrics';
 import type { OfrepBulk, OfrepScope } from './bulk-answer';
 
@@ -66,16 +66,13 @@ export function installOfrepBulkLane(app: Express, options: OfrepBulkLaneOptions
   /** False when Express is to take the request untouched; true when the lane took it. */
   function answer(raw: IncomingMessage, res: ServerResponse, toExpressRoute: () => void): boolean {
     if (raw.method !== 'POST' || raw.url !== path) return false;
-    const req = raw as Request & { baseUrl?: string };
-    if (req.baseUrl) return false; // mounted in another app: route labels and paths are Express's
-    if (!options.features.isReady()) return false;
+    const entry = bodyLaneEntry(raw, options);
+    if (entry === undefined) return false;
+    const { length, cors } = entry;
+    const req = raw as Request;
     const { headers } = raw;
-    const length = plainJsonLength(headers, options.maxBodySize);
-    if (length === undefined) return false;
     const host = headers.host;
     if (!host) return false;
-    const cors = options.cors.headersFor(headers.origin);
-    if (!cors) return false;
     const key = keyFromHeader(headers[options.clientKeysHeaderName]);
     if (!key) return false;
     const scope = options.resolve(key, raw.socket);
