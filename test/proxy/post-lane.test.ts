@@ -5,6 +5,7 @@
  * give the same status, body and headers. The lane must also really answer: a body it can read
  * never reaches Express's router, and one it cannot goes there whole.
  */
+import { contentTypeArb } from '../support/lane-requests';
 import http from 'node:http';
 import fc from 'fast-check';
 import type { ProxyApp } from '../../src/proxy/app';
@@ -189,27 +190,10 @@ const bodyArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
 );
 
-const contentTypeArb = fc.oneof(
-  { weight: 8, arbitrary: fc.constant('application/json') },
-  {
-    weight: 3,
-    arbitrary: fc.constantFrom(
-      'application/json; charset=utf-8',
-      'Application/JSON; charset="UTF-8"',
-      'application/json; charset=latin1',
-      'application/json;charset=utf-16',
-      'text/plain',
-      'application/x-www-form-urlencoded',
-      'application/vnd.api+json',
-      '',
-    ),
-  },
-);
-
 const sentArb: fc.Arbitrary<Sent> = fc
   .record({
     body: bodyArb,
-    contentType: contentTypeArb,
+    contentType: contentTypeArb(8),
     path: fc.constantFrom('/proxy', '/proxy', '/proxy', '/api/frontend', '/proxy?x=1', '/proxy/all'),
     key: fc.constantFrom(CLIENT_KEY, CLIENT_KEY, CLIENT_KEY, 'wrong', undefined),
     ifNoneMatch: fc.boolean(),

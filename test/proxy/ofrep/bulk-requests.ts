@@ -2,6 +2,7 @@
  * Random and malformed requests to OFREP's bulk path, and how one is sent and its answer read back,
  * for the differential test of the OFREP bulk lane (`bulk-lane.test.ts`).
  */
+import { contentTypeArb } from '../../support/lane-requests';
 import http from 'node:http';
 import fc from 'fast-check';
 import { CLIENT_KEY } from '../../support/proxy';
@@ -202,21 +203,6 @@ const bodyArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
 );
 
-const contentTypeArb = fc.oneof(
-  { weight: 12, arbitrary: fc.constant('application/json') },
-  {
-    weight: 3,
-    arbitrary: fc.constantFrom(
-      'application/json; charset=utf-8',
-      'Application/JSON; charset="UTF-8"',
-      'application/json; charset=latin1',
-      'text/plain',
-      'application/vnd.api+json',
-      '',
-    ),
-  },
-);
-
 /** Where a key may be sent: the configured header, and the other two OFREP reads. */
 export type KeyHeaders = readonly string[];
 
@@ -263,7 +249,7 @@ export function sentArb(keyHeaders: KeyHeaders, keys: KeyChoice = SIMPLE_KEYS): 
       plainBody: validContextArb.map((context) => JSON.stringify({ context })),
       plainKey: goodKeyArb,
       body: bodyArb,
-      contentType: contentTypeArb,
+      contentType: contentTypeArb(12),
       path: fc.oneof(
         { weight: 10, arbitrary: fc.constant('/ofrep/v1/evaluate/flags') },
         {
