@@ -53,15 +53,34 @@ async function startCluster(): Promise<number> {
   });
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  // Every worker ready, not just the first to listen: a connection reaches only listening workers,
+  // so a few good answers can all come from one while the other is still synchronising (and answers
+  // 503). The aggregated scrape counts the workers that answered and takes the lowest readiness.
   await waitFor(async () => {
     try {
-      const answers = await Promise.all(Array.from({ length: 6 }, () => get(port, '/proxy', false)));
-      return answers.every((status) => status === 200);
+      const { status, text } = await scrape(port);
+      return status === 200 && /^flags_proxy_workers 2$/m.test(text) && /^flags_proxy_ready 1$/m.test(text);
     } catch {
       return false;
     }
   }, 30_000);
   return port;
+}
+
+/** One scrape on a connection of its own: status and text. */
+function scrape(port: number): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(
+        { host: '127.0.0.1', port, path: SCRAPE, agent: false, headers: { authorization: KEY } },
+        (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      )
+      .on('error', reject);
+  });
 }
 
 /** One request; `keepAlive` uses the given agent, otherwise a connection of its own. */
@@ -136,15 +155,8 @@ test('many concurrent scrapes with workers leave no MaxListenersExceededWarning 
   // 60 at once: far past Node's 10-listener warning, without starving a loaded CI machine's primary
   const statuses = await Promise.all(Array.from({ length: 60 }, () => get(port, SCRAPE, false)));
   expect(statuses.filter((s) => s !== 200)).toEqual([]);
-  const text = await new Promise<string>((resolve, reject) => {
-    http
-      .get({ host: '127.0.0.1', port, path: SCRAPE, headers: { authorization: KEY } }, (res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () => resolve(body));
-      })
-      .on('error', reject);
-  });
+  const { status, text } = await scrape(port);
+  expect(status).toBe(200);
   for (const name of [
     'flags_proxy_up',
     'last_metrics_update_epoch_timestamp_ms',
