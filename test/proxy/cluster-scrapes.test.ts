@@ -67,19 +67,19 @@ async function startCluster(): Promise<number> {
   return port;
 }
 
-/** One scrape on a connection of its own: status and text. */
+/** One scrape on a connection of its own: status and text (timed out like `get`). */
 function scrape(port: number): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    http
-      .get(
-        { host: '127.0.0.1', port, path: SCRAPE, agent: false, headers: { authorization: KEY } },
-        (res) => {
-          let text = '';
-          res.on('data', (d: Buffer) => (text += d.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        },
-      )
-      .on('error', reject);
+    const req = http.get(
+      { host: '127.0.0.1', port, path: SCRAPE, agent: false, headers: { authorization: KEY } },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.setTimeout(10_000, () => req.destroy(new Error(`${SCRAPE} timed out`)));
+    req.on('error', reject);
   });
 }
 
