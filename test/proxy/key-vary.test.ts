@@ -7,6 +7,7 @@
  */
 import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
+import type { HeaderObject, OpenAPIObject, ResponseObject } from 'openapi3-ts/oas31';
 import type { ProxyApp } from '../../src/proxy/app';
 import type { ProxyOptions } from '../../src/proxy/config/types';
 import { LoopbackServers } from '../support/listen';
@@ -272,5 +273,42 @@ describe.each(SETUPS)('Vary names the key header, with $name', (setup) => {
         expect(routed.length - routedBefore).toBe(lane ? 0 : 2);
       },
     );
+  });
+});
+
+describe('the OpenAPI document', () => {
+  test('names the configured key header in the Vary of every key-dependent 200 and 304', async () => {
+    const app = await readyProxyFor(upstream, { enableOAS: true, clientKeysHeaderName: 'x-client-key' });
+    apps.push(app);
+    const url = await servers.listen(app);
+    const doc = (await (await fetch(`${url}/docs/openapi.json`)).json()) as OpenAPIObject;
+    const varyOf = (path: string, method: 'get' | 'post', status: string): unknown => {
+      const response = (doc.paths?.[path]?.[method]?.responses as Record<string, ResponseObject>)[status];
+      return (response.headers?.Vary as HeaderObject | undefined)?.schema;
+    };
+    const evaluationVary = { type: 'string', const: 'Accept-Encoding, X-Client-Key' };
+    for (const path of [
+      '/proxy',
+      '/proxy/all',
+      '/api/frontend',
+      '/api/frontend/all',
+      '/api/proxy',
+      '/api/proxy/all',
+    ])
+      for (const method of ['get', 'post'] as const)
+        for (const status of ['200', '304'])
+          expect([path, method, status, varyOf(path, method, status)]).toEqual([
+            path,
+            method,
+            status,
+            evaluationVary,
+          ]);
+    const ofrepVary = { type: 'string', const: 'Accept-Encoding, X-Client-Key, Authorization, X-API-Key' };
+    expect(varyOf('/ofrep/v1/evaluate/flags', 'post', '200')).toEqual(ofrepVary);
+    expect(varyOf('/ofrep/v1/evaluate/flags', 'post', '304')).toEqual(ofrepVary);
+    expect(varyOf('/ofrep/v1/evaluate/flags/{key}', 'post', '200')).toEqual(ofrepVary);
+    const clientVary = { type: 'string', const: 'Accept-Encoding, Authorization' };
+    for (const path of ['/proxy/client/features', '/api/client/features'])
+      for (const status of ['200', '304']) expect(varyOf(path, 'get', status)).toEqual(clientVary);
   });
 });
