@@ -167,7 +167,10 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   app.use(proxyPath, healthRouter(environments));
   app.use([...clientPaths, `${config.proxyBasePath}/api/client`], requireReady(environments));
   // These authenticate by themselves: server-side SDK tokens are accepted there.
-  app.use(proxyPath, serverSdkRouter({ features, auth: requireServerToken(serverTokens) }));
+  app.use(
+    proxyPath,
+    serverSdkRouter({ features, auth: requireServerToken(serverTokens), vary: config.keyVary.clientApi }),
+  );
   app.use(
     clientPaths,
     clientMetricsRouter({
@@ -192,7 +195,12 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const clientApiAuth = requireScope(clientToken);
   app.use(
     clientApiPath,
-    serverSdkRouter({ features, featuresOf: (res) => scopeOf(res).features, auth: clientApiAuth }),
+    serverSdkRouter({
+      features,
+      featuresOf: (res) => scopeOf(res).features,
+      auth: clientApiAuth,
+      vary: config.keyVary.clientApi,
+    }),
   );
   app.use(
     clientApiPath,
@@ -211,6 +219,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     ready: environments,
     scopeOf: (res) => ofrepScopeOf(scopeOf(res)),
     maxBodySize: config.maxBodySize,
+    vary: config.keyVary.ofrep,
     auth: {
       clientKeysHeaderName: header,
       clientKeys: keys.clientKeySecrets,

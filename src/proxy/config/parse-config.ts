@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { ConfigError, missingLine, resolveOptions } from '../../common/config/resolve';
 import { createLogger, type Logger, type LogLevel } from '../../common/logging/logger';
 import { scrubbingLogger, secretValues, urlPasswords } from '../../common/logging/redact';
+import { keyVaryOf } from '../auth/key-vary';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 import { PROXY_OPTIONS } from './options';
 import type { ProxyConfig, ProxyOptions } from './types';
@@ -151,6 +152,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     namePrefix: get('namePrefix'),
     tags: get('tags'),
     clientKeysHeaderName: get('clientKeysHeaderName'),
+    keyVary: keyVaryOf(get('clientKeysHeaderName')),
     storageProvider: get('storageProvider'),
     redisUrl: get('redisUrl'),
     redisKeyPrefix: get('redisKeyPrefix'),

@@ -3,6 +3,7 @@ import type { ClientFeaturesResponse, Context, Strategy } from 'unleash-client';
 import type { BootstrapOptions } from 'unleash-client/lib/repository/bootstrap-provider';
 import type { StorageProvider } from 'unleash-client/lib/repository/storage-provider';
 import type { TagFilter } from 'unleash-client/lib/tags';
+import type { KeyVary } from '../auth/key-vary';
 import type { Logger, LogLevel } from '../../common/logging/logger';
 
 /** A custom context enricher: receives the built context and the request, returns the context to use. */
@@ -112,6 +113,8 @@ export interface ProxyConfig {
   namePrefix: string | undefined;
   tags: TagFilter[] | undefined;
   clientKeysHeaderName: string;
+  /** Derived from `clientKeysHeaderName`: the `Vary` values of answers that depend on the key. */
+  keyVary: KeyVary;
   storageProvider: StorageProvider<ClientFeaturesResponse> | undefined;
   redisUrl: string | undefined;
   redisKeyPrefix: string;

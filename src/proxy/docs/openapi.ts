@@ -1,5 +1,6 @@
 import {
   OpenApiBuilder,
+  type HeadersObject,
   type OpenAPIObject,
   type OperationObject,
   type ParameterObject,
@@ -16,6 +17,7 @@ import type { ProxyConfig } from '../config/types';
 import { ROOT_FIELDS } from '../context/build-context';
 import { contextSchema, proxyBodySchema } from '../context/schemas';
 import { OFREP_COMPONENT_SCHEMAS, OFREP_SECURITY_SCHEMES, ofrepPaths } from '../ofrep/openapi';
+import { varyHeader } from './response-headers';
 import { clientFeaturesSchema } from '../upstream/definitions-schema';
 import { errorResponseComponents, errorResponses } from './error-responses';
 import {
@@ -93,20 +95,20 @@ function componentSchemas(): Record<string, SchemaObject> {
 
 const jsonContent = (schemaId: string) => ({ 'application/json': { schema: ref(schemaId) } });
 
-const togglesOk = (description: string): Record<string, ResponseObject> => ({
-  '200': {
-    description,
-    headers: {
-      ETag: {
-        description: 'Weak validator of the body; send it back as If-None-Match',
-        schema: { type: 'string' },
-      },
-      'Cache-Control': { description: '`public, max-age=2`', schema: { type: 'string' } },
+const togglesOk = (description: string, vary: string): Record<string, ResponseObject> => {
+  const headers: HeadersObject = {
+    ETag: {
+      description: 'Weak validator of the body; send it back as If-None-Match',
+      schema: { type: 'string' },
     },
-    content: jsonContent('ToggleList'),
-  },
-  '304': { description: 'Not modified: the If-None-Match value matches the current answer' },
-});
+    'Cache-Control': { description: '`public, max-age=2`', schema: { type: 'string' } },
+    Vary: varyHeader(vary),
+  };
+  return {
+    '200': { description, headers, content: jsonContent('ToggleList') },
+    '304': { description: 'Not modified: the If-None-Match value matches the current answer', headers },
+  };
+};
 
 /** GET context parameters: the root fields, plus `properties[name]=value` (any other name is a property too). */
 function contextQueryParameters(): ParameterObject[] {
@@ -145,7 +147,10 @@ const proxyBody = {
   content: jsonContent('ProxyRequest'),
 };
 
-function evaluationOperations(allEndpoint: boolean): { get: OperationObject; post: OperationObject } {
+function evaluationOperations(
+  allEndpoint: boolean,
+  vary: string,
+): { get: OperationObject; post: OperationObject } {
   const suffix = allEndpoint ? 'All' : '';
   const what = allEndpoint ? 'enabled and disabled toggles' : 'the toggles enabled';
   const disabled = allEndpoint ? (['EndpointDisabled'] as const) : [];
@@ -160,7 +165,7 @@ function evaluationOperations(allEndpoint: boolean): { get: OperationObject; pos
       description: `Returns ${what} for the context.${note}`,
       parameters: contextQueryParameters(),
       responses: {
-        ...togglesOk(`The ${what}, sorted by name`),
+        ...togglesOk(`The ${what}, sorted by name`, vary),
         ...errorResponses('ValidationError', 'AuthenticationRequired', ...disabled, 'NotReady'),
       },
     },
@@ -171,7 +176,7 @@ function evaluationOperations(allEndpoint: boolean): { get: OperationObject; pos
       description: `Returns ${what} for \`context\`, or with \`toggles\` exactly the listed toggles.${note}`,
       requestBody: proxyBody,
       responses: {
-        ...togglesOk('The evaluated toggles'),
+        ...togglesOk('The evaluated toggles', vary),
         ...errorResponses(
           'ValidationError',
           'AuthenticationRequired',
@@ -224,7 +229,7 @@ function metricsOperation(operationId: string, alias: boolean): OperationObject 
 }
 
 /** `GET /proxy/client/features`: definitions for server-side SDKs and other proxies. */
-function clientFeaturesPath(): PathItemObject {
+function clientFeaturesPath(vary: string): PathItemObject {
   return {
     get: {
       operationId: 'getClientFeatures',
@@ -245,10 +250,10 @@ function clientFeaturesPath(): PathItemObject {
       responses: {
         '200': {
           description: 'Definitions with segments',
-          headers: { ETag: { schema: { type: 'string' } } },
+          headers: { ETag: { schema: { type: 'string' } }, Vary: varyHeader(vary) },
           content: jsonContent('ClientFeatures'),
         },
-        '304': { description: 'Not modified' },
+        '304': { description: 'Not modified', headers: { Vary: varyHeader(vary) } },
         ...errorResponses('AuthenticationRequired', 'NotReady'),
       },
     },
@@ -278,7 +283,7 @@ function aliasOf(item: PathItemObject, suffix: string, of: string): PathItemObje
  * configured base path, so "try it" works behind a base path without doubling it.
  */
 export function buildOpenApi(
-  config: Pick<ProxyConfig, 'proxyBasePath' | 'clientKeysHeaderName'>,
+  config: Pick<ProxyConfig, 'proxyBasePath' | 'clientKeysHeaderName' | 'keyVary'>,
 ): OpenAPIObject {
   const builder = OpenApiBuilder.create()
     .addOpenApiVersion('3.1.0')
@@ -317,13 +322,13 @@ export function buildOpenApi(
 
   const doc = builder.getSpec();
   doc.security = [{ clientKey: [] }];
-  const evaluation = evaluationOperations(false);
-  const evaluationAll = evaluationOperations(true);
+  const evaluation = evaluationOperations(false, config.keyVary.evaluation);
+  const evaluationAll = evaluationOperations(true, config.keyVary.evaluation);
   const metrics = { post: metricsOperation('postClientMetrics', false) };
   const register = {
     post: clientSdkPost('postClientRegister', 'Register a client SDK instance', 'ClientRegistration'),
   };
-  const features = clientFeaturesPath();
+  const features = clientFeaturesPath(config.keyVary.clientApi);
   const frontend = 'on the Unleash frontend API path';
   const edge = 'on Unleash Edge’s path';
   doc.paths = {
@@ -373,7 +378,7 @@ export function buildOpenApi(
         },
       },
     },
-    ...ofrepPaths(),
+    ...ofrepPaths(config.keyVary.ofrep),
   };
   return doc;
 }

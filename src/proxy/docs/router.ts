@@ -8,7 +8,9 @@ import { buildOpenApi } from './openapi';
  * `{prefix}/docs` only when `enableOAS` is set. No client key and no readiness needed: the
  * description does not depend on flag definitions.
  */
-export function docsRouter(config: Pick<ProxyConfig, 'proxyBasePath' | 'clientKeysHeaderName'>): Router {
+export function docsRouter(
+  config: Pick<ProxyConfig, 'proxyBasePath' | 'clientKeysHeaderName' | 'keyVary'>,
+): Router {
   const document = buildOpenApi(config);
   const json = JSON.stringify(document);
   const router = Router();

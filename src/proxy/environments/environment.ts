@@ -118,6 +118,7 @@ export class Environment {
         maxValueLength: this.options.config.maxContextValueLength,
         maxTotalLength: this.options.config.maxContextSize,
       },
+      vary: this.options.config.keyVary.evaluation,
     });
     return { scope, environment: this, features, pipeline, memo: new ConnectionMemo(evaluator) };
   }

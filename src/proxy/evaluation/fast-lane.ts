@@ -107,13 +107,13 @@ export function installFastLane(app: Express, options: FastLaneOptions): void {
       }
       const reply = pipeline.answer(raw, prepared);
       if (reply.notModified) {
-        writeReply(res, reply, cors);
+        writeReply(res, reply, pipeline.vary, cors);
         options.requestMetrics.record('GET', route, 304, startedAt);
         return true;
       }
       res.once('close', () => options.requestMetrics.record('GET', route, res.statusCode, startedAt));
       pass(options.bodyResponse, req, res as Response);
-      writeReply(res, reply, cors);
+      writeReply(res, reply, pipeline.vary, cors);
     } catch (err) {
       toExpress(req, res as Response);
       options.onError(err, req, res as Response, () => undefined);

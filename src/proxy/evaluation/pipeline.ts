@@ -20,6 +20,8 @@ export interface PipelineOptions {
   enableAllEndpoint: boolean;
   /** What one request's context may hold; over a limit is a 400 naming it. */
   contextLimits: ContextLimits;
+  /** The `Vary` of every answer (`KeyVary.evaluation`): it depends on the key. */
+  vary: string;
 }
 
 /** A request's context and selection, read from its query (GET) or body (POST). */
@@ -38,6 +40,11 @@ export class EvaluationPipeline {
 
   get evaluator(): Evaluator {
     return this.options.evaluator;
+  }
+
+  /** The `Vary` of every answer of this pipeline (200 and 304): `Accept-Encoding` and the key's header. */
+  get vary(): string {
+    return this.options.vary;
   }
 
   /** True when the request's `If-None-Match` names this ETag. */
@@ -117,7 +124,7 @@ export class EvaluationPipeline {
     const input = req.method === 'POST' ? this.fromBody(req.body) : this.fromQuery(queryOf(req.originalUrl));
     const selection = this.selection(listing, input, req.baseUrl);
     const context = await this.context(input, req);
-    writeReply(res, this.reply(req, selection, context));
+    writeReply(res, this.reply(req, selection, context), this.options.vary);
   }
 }
 

@@ -95,13 +95,13 @@ export function installPostLane(app: Express, options: PostLaneOptions): void {
       const prepared = pipeline.prepare(selection, pipeline.baseContext(input, req));
       const reply = pipeline.answer(req, prepared);
       if (reply.notModified) {
-        writeReply(res, reply, cors);
+        writeReply(res, reply, pipeline.vary, cors);
         options.requestMetrics.record('POST', route, 304, startedAt);
         return;
       }
       res.once('close', () => options.requestMetrics.record('POST', route, res.statusCode, startedAt));
       passOn(options.bodyResponse, req, res, 'post lane');
-      writeReply(res, reply, cors);
+      writeReply(res, reply, pipeline.vary, cors);
     } catch (err) {
       options.onError(err, req, asExpress(app, req, res), () => undefined);
     }

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { addVary, withVary } from '../../common/http/vary';
 import type { Reply } from './evaluator';
 
 /** Browsers and SDKs may reuse a toggle list for two seconds, then revalidate with its ETag. */
@@ -8,12 +9,22 @@ export const CACHE_CONTROL = 'public, max-age=2';
  * The last step of every evaluation request: the headers of spec 4.2 and the toggle list, or a 304
  * without a body. Node's response API only, so the raw path and Express routes share it. With
  * `headers` (a flat `[name, value, ...]` list, e.g. remembered CORS headers) a 304 is one `writeHead`.
+ * `vary` (`KeyVary.evaluation`) names the key's header on the 200 and the 304 alike: the answer
+ * depends on the key's scope, and `public` would otherwise let a shared cache hand it to any key.
  */
-export function writeReply(res: ServerResponse, reply: Reply, headers?: readonly string[]): void {
+export function writeReply(
+  res: ServerResponse,
+  reply: Reply,
+  vary: string,
+  headers?: readonly string[],
+): void {
   if (reply.notModified) {
     if (headers) {
-      res.writeHead(304, [...headers, 'Cache-Control', CACHE_CONTROL, 'ETag', reply.etag]);
+      const list = withVary(headers, vary);
+      list.push('Cache-Control', CACHE_CONTROL, 'ETag', reply.etag);
+      res.writeHead(304, list);
     } else {
+      addVary(res, vary);
       res.setHeader('Cache-Control', CACHE_CONTROL);
       res.setHeader('ETag', reply.etag);
       res.statusCode = 304;
@@ -22,6 +33,7 @@ export function writeReply(res: ServerResponse, reply: Reply, headers?: readonly
     return;
   }
   if (headers) for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i], headers[i + 1]);
+  addVary(res, vary);
   res.setHeader('Cache-Control', CACHE_CONTROL);
   res.setHeader('ETag', reply.etag);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');

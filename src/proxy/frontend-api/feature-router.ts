@@ -30,7 +30,7 @@ export function frontendFeatureRouter(pipelineOf: PipelineOf, maxBodySize: numbe
     const body = JSON.stringify(toggle);
     const etag = bodyEtag(body);
     const notModified = pipeline.matches(req, etag);
-    writeReply(res, notModified ? { notModified, etag } : { notModified, body, etag });
+    writeReply(res, notModified ? { notModified, etag } : { notModified, body, etag }, pipeline.vary);
   };
 
   router.get('/features/:name', async (req, res) => {

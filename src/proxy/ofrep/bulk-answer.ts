@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'unleash-client';
 import { etagMatches, weakEtag } from '../../common/http/etag';
+import { validHost } from '../../common/http/host';
+import { addVary } from '../../common/http/vary';
 import type { ContextLimits } from '../context/limits';
 import { BodyBuffers } from '../evaluation/body-buffers';
 import { detailsFor } from '../evaluation/details';
@@ -35,8 +37,14 @@ export interface BulkRequest {
   context: Context;
   /** The accepted client key (`res.locals.clientKey` of the route): its stream token goes in the answer. */
   key: string;
-  /** `{protocol}://{host}{prefix}/ofrep` as Express reads it (`req.protocol`, `req.host`, `req.baseUrl`). */
-  base: string;
+  /**
+   * `{protocol}://{host}` as Express reads it (`req.protocol`, `req.host`), or undefined when the
+   * request's `Host` is missing or not a valid `host[:port]` (`validHost`): the stream is then named
+   * by its path alone, and a provider puts it on the origin of its own OFREP base URL.
+   */
+  origin: string | undefined;
+  /** `{prefix}/ofrep`: where the OFREP router is mounted (`req.baseUrl`). */
+  basePath: string;
 }
 
 /** OFREP's bulk answer lists every flag. */
@@ -59,6 +67,8 @@ export class OfrepBulk {
     private readonly limits: ContextLimits,
     /** The stream token of an accepted client key (remembered when the key is not configured). */
     private readonly tokenOf: (key: string) => string,
+    /** The `Vary` of every answer (`KeyVary.ofrep`): it depends on the key, in any header OFREP reads it from. */
+    private readonly vary: string,
   ) {}
 
   /** The evaluation input of a parsed body; throws an `OfrepError` (400) the route answers in OFREP's shape. */
@@ -71,6 +81,7 @@ export class OfrepBulk {
     const { context, scope } = request;
     const { features, pipeline, streams } = scope;
     res.setHeader('Cache-Control', 'no-cache');
+    addVary(res, this.vary);
     // A pure answer (every flag a function of the definitions and this context) has a validator
     // derived from them, known before evaluating: a matching If-None-Match costs no evaluation.
     const prepared = pipeline.prepare(ALL_FLAGS, context);
@@ -84,13 +95,7 @@ export class OfrepBulk {
     const entries =
       bulkFlags(features, pipeline.evaluator, prepared, context) ??
       plainFlags(features, context).map((r) => Buffer.from(JSON.stringify(r)));
-    const eventStreams = [
-      {
-        type: 'sse',
-        url: streamUrl(request.base, this.tokenOf(request.key), streams.version().id),
-        inactivityDelaySec: INACTIVITY_DELAY_SEC,
-      },
-    ];
+    const eventStreams = [streamEntry(request, this.tokenOf(request.key), streams.version().id)];
     // the whole body copied once: `{"flags":[...],"eventStreams":[...]}`
     const tail = Buffer.from(`],"eventStreams":${JSON.stringify(eventStreams)}}`);
     let release: (() => void) | undefined;
@@ -135,8 +140,28 @@ function plainFlags(features: FeatureRepository, context: Context): OfrepResult[
   });
 }
 
-/** The absolute stream URL for this request's host: a browser's EventSource needs one. */
-function streamUrl(base: string, token: string, since: string): string {
+/**
+ * The change stream of a bulk answer (ADR-0008): its absolute `url` on the request's origin (a
+ * browser's EventSource needs one), or, when the request named no valid host, the structured
+ * `endpoint` with the path alone, which providers resolve against the origin of their base URL. A
+ * `Host` header is never copied into the answer unchecked.
+ */
+function streamEntry(
+  request: BulkRequest,
+  token: string,
+  since: string,
+): { type: 'sse'; inactivityDelaySec: number } & ({ url: string } | { endpoint: { requestUri: string } }) {
   const query = new URLSearchParams({ token, since });
-  return `${base}${STREAM_PATH}?${query.toString()}`;
+  const requestUri = `${request.basePath}${STREAM_PATH}?${query.toString()}`;
+  return request.origin === undefined
+    ? { type: 'sse', endpoint: { requestUri }, inactivityDelaySec: INACTIVITY_DELAY_SEC }
+    : { type: 'sse', url: `${request.origin}${requestUri}`, inactivityDelaySec: INACTIVITY_DELAY_SEC };
+}
+
+/** `{protocol}://{host}` of a request, when its protocol is HTTP(S) and its host a valid `host[:port]`. */
+export function originOf(protocol: string, host: string | undefined): string | undefined {
+  const valid = validHost(host);
+  return valid !== undefined && (protocol === 'http' || protocol === 'https')
+    ? `${protocol}://${valid}`
+    : undefined;
 }

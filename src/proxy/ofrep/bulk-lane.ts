@@ -5,7 +5,7 @@ import { keyFromHeader } from '../auth/client-key';
 import type { FastLaneOptions } from '../evaluation/fast-lane';
 import { asExpress, bodyLaneEntry, passOn, readBody, strictJson } from '../evaluation/lane-body';
 import { routeTemplate } from '../prometheus/request-metrics';
-import type { OfrepBulk, OfrepScope } from './bulk-answer';
+import { originOf, type OfrepBulk, type OfrepScope } from './bulk-answer';
 
 export interface OfrepBulkLaneOptions extends Pick<
   FastLaneOptions,
@@ -95,7 +95,8 @@ export function installOfrepBulkLane(app: Express, options: OfrepBulkLaneOptions
         for (let i = 0; i < cors.length; i += 2) res.setHeader(cors[i], cors[i + 1]);
         passOn(options.bodyResponse, req, res, 'OFREP bulk lane');
         const protocol = (raw.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-        bulk.write(raw, res, { scope, context, key, base: `${protocol}://${host}${options.basePath}` });
+        const origin = originOf(protocol, host);
+        bulk.write(raw, res, { scope, context, key, origin, basePath: options.basePath });
       } catch (err) {
         options.onError(err, req, asExpress(app, req, res), () => undefined);
       }

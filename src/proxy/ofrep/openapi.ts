@@ -7,6 +7,7 @@ import type {
 } from 'openapi3-ts/oas31';
 import type { z } from 'zod';
 import { errorResponses } from '../docs/error-responses';
+import { varyHeader } from '../docs/response-headers';
 import { INACTIVITY_DELAY_SEC, STREAM_PATH } from './bulk-answer';
 import {
   ofrepBulkFailureSchema,
@@ -54,7 +55,7 @@ const ofrepSecurity: SecurityRequirementObject[] = [
 const json = (id: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${id}` } } });
 const noBody = (description: string): ResponseObject => ({ description });
 
-function evaluation(bulk: boolean): OperationObject {
+function evaluation(bulk: boolean, vary: string): OperationObject {
   const failure = bulk ? 'OfrepBulkFailure' : 'OfrepEvaluationFailure';
   return {
     operationId: bulk ? 'ofrepEvaluateFlags' : 'ofrepEvaluateFlag',
@@ -96,11 +97,20 @@ function evaluation(bulk: boolean): OperationObject {
       '200': bulk
         ? {
             description: 'Every toggle, sorted by key',
-            headers: { ETag: { description: 'Weak validator of the flags', schema: { type: 'string' } } },
+            headers: {
+              ETag: { description: 'Weak validator of the flags', schema: { type: 'string' } },
+              Vary: varyHeader(vary),
+            },
             content: json('OfrepBulkSuccess'),
           }
-        : { description: 'The evaluated flag', content: json('OfrepEvaluationSuccess') },
-      ...(bulk ? { '304': noBody('Not modified: If-None-Match matches') } : {}),
+        : {
+            description: 'The evaluated flag',
+            headers: { Vary: varyHeader(vary) },
+            content: json('OfrepEvaluationSuccess'),
+          },
+      ...(bulk
+        ? { '304': { ...noBody('Not modified: If-None-Match matches'), headers: { Vary: varyHeader(vary) } } }
+        : {}),
       '400': { description: 'PARSE_ERROR (body) or INVALID_CONTEXT (context)', content: json(failure) },
       '401': noBody('Missing or invalid client key (no body)'),
       '403': noBody('A server-side SDK token, which cannot evaluate (no body)'),
@@ -118,10 +128,10 @@ function evaluation(bulk: boolean): OperationObject {
 }
 
 /** The OFREP paths, relative to the document's server (the base path). */
-export function ofrepPaths(): PathsObject {
+export function ofrepPaths(vary: string): PathsObject {
   return {
-    '/ofrep/v1/evaluate/flags/{key}': { post: evaluation(false) },
-    '/ofrep/v1/evaluate/flags': { post: evaluation(true) },
+    '/ofrep/v1/evaluate/flags/{key}': { post: evaluation(false, vary) },
+    '/ofrep/v1/evaluate/flags': { post: evaluation(true, vary) },
     [`/ofrep${STREAM_PATH}`]: {
       get: {
         operationId: 'ofrepFlagChanges',

@@ -7,12 +7,13 @@ import {
   ValidationError,
 } from '../../common/errors/http-errors';
 import { jsonBody } from '../../common/http/json-body';
+import { addVary } from '../../common/http/vary';
 import type { EvaluationInput, EvaluationPipeline } from '../evaluation/pipeline';
 import { evaluateWithDetails } from '../evaluation/details';
 import { requireReady } from '../readiness/require-ready';
 import type { FeatureRepository } from '../upstream/feature-repository';
 import { requireOfrepKey, requireStreamAccess, StreamKeys, streamToken, type OfrepAuthOptions } from './auth';
-import { OfrepBulk, STREAM_PATH, type OfrepScope } from './bulk-answer';
+import { OfrepBulk, originOf, STREAM_PATH, type OfrepScope } from './bulk-answer';
 import type { ChangeStreams } from './event-stream';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
 import { OfrepError, ofrepInput } from './request-input';
@@ -30,6 +31,8 @@ export interface OfrepRouterOptions {
   ready?: Pick<FeatureRepository, 'isReady'>;
   /** What serves the request's key scope, when the proxy serves several (else the options above). */
   scopeOf?: (res: Response) => OfrepScope;
+  /** The `Vary` of every evaluation answer (`KeyVary.ofrep`): each header the key may travel in. */
+  vary: string;
 }
 
 function sendJson(res: Response, status: number, body: unknown): void {
@@ -55,7 +58,7 @@ export function ofrepEndpoints(opts: OfrepRouterOptions): { router: Router; bulk
   const scopeOf = (res: Response): OfrepScope => opts.scopeOf?.(res) ?? opts;
   const tokenOf = (key: string): string =>
     opts.auth.resolveKey && !opts.auth.clientKeys.includes(key) ? streamKeys.remember(key) : streamToken(key);
-  const bulk = new OfrepBulk(opts.pipeline.contextLimits, tokenOf);
+  const bulk = new OfrepBulk(opts.pipeline.contextLimits, tokenOf, opts.vary);
 
   // the full context: the body's (checked by `ofrepInput`) through the scope's context step
   const contextOf = (input: EvaluationInput, req: Request, res: Response): Promise<Context> =>
@@ -72,6 +75,7 @@ export function ofrepEndpoints(opts: OfrepRouterOptions): { router: Router; bulk
     const result: OfrepResult = details ? toOfrepResult(details) : flagNotFound(key);
     const status = 'errorCode' in result ? (result.errorCode === 'FLAG_NOT_FOUND' ? 404 : 500) : 200;
     res.setHeader('Cache-Control', 'no-store');
+    addVary(res, opts.vary);
     sendJson(res, status, result);
   });
 
@@ -81,7 +85,8 @@ export function ofrepEndpoints(opts: OfrepRouterOptions): { router: Router; bulk
       scope: scopeOf(res),
       context,
       key: String(res.locals.clientKey),
-      base: `${req.protocol}://${req.host}${req.baseUrl}`,
+      origin: originOf(req.protocol, req.host),
+      basePath: req.baseUrl,
     });
   });
 

@@ -51,7 +51,19 @@ export const ofrepEventStreamSchema = z.object({
   type: z.literal('sse'),
   url: z
     .string()
-    .describe('Absolute URL of the change stream; carries a stream token derived from the client key'),
+    .optional()
+    .describe(
+      'Absolute URL of the change stream on the host the request named; carries a stream token derived ' +
+        'from the client key. Absent when the request’s Host is not a valid host[:port] (then `endpoint`)',
+    ),
+  endpoint: z
+    .object({
+      requestUri: z
+        .string()
+        .describe('Path and query of the change stream, on the origin of the OFREP base URL'),
+    })
+    .optional()
+    .describe('Given instead of `url` when the request’s Host is missing or not a valid host[:port]'),
   inactivityDelaySec: z.number().int().min(1),
 });
 

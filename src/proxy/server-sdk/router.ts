@@ -1,6 +1,7 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { ClientFeaturesResponse } from 'unleash-client';
 import { etagMatches, weakEtag } from '../../common/http/etag';
+import { addVary } from '../../common/http/vary';
 import type { FeatureRepository } from '../upstream/feature-repository';
 
 export interface ServerSdkRouterOptions {
@@ -9,6 +10,8 @@ export interface ServerSdkRouterOptions {
   featuresOf?: (res: Response) => FeatureRepository;
   /** Authentication of this route: a server-side SDK token. */
   auth: RequestHandler;
+  /** The `Vary` of its answers (`KeyVary.clientApi`): the token decides whether and what it reads. */
+  vary: string;
 }
 
 interface Rendered {
@@ -73,6 +76,7 @@ export function serverSdkRouter(opts: ServerSdkRouterOptions): Router {
     const { body, etag } = render(opts.featuresOf?.(res) ?? opts.features, filterOf(req));
     res.setHeader('ETag', etag);
     res.setHeader('Cache-Control', 'no-cache');
+    addVary(res, opts.vary);
     if (etagMatches(req.headers['if-none-match'], etag)) {
       res.status(304).end();
       return;
