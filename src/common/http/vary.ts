@@ -37,29 +37,42 @@ export function mergeVary(existing: string, added: string): string {
   return fields.join(', ');
 }
 
+/** The last merge `addVary` made: the same existing value (CORS's `Origin`) comes with every request. */
+let lastMerge: { existing: string; vary: string; merged: string } | undefined;
+
 /** Sets `Vary` to name `vary`'s fields too, keeping what the response already names (CORS's `Origin`). */
 export function addVary(res: ServerResponse, vary: string): void {
-  const existing = res.getHeader('Vary');
-  if (existing === undefined) {
+  const header = res.getHeader('Vary');
+  if (header === undefined) {
     res.setHeader('Vary', vary);
     return;
   }
-  const current = Array.isArray(existing) ? existing.join(', ') : String(existing);
-  res.setHeader('Vary', mergeVary(current, vary));
+  const existing = Array.isArray(header) ? header.join(', ') : String(header);
+  if (lastMerge?.existing !== existing || lastMerge.vary !== vary)
+    lastMerge = { existing, vary, merged: mergeVary(existing, vary) };
+  res.setHeader('Vary', lastMerge.merged);
 }
+
+/** Lists `withVary` made, per list it was given (the lanes' remembered CORS headers, one per origin). */
+const varied = new WeakMap<readonly string[], { vary: string; list: readonly string[] }>();
 
 /**
  * A flat `[name, value, ...]` header list (as `res.writeHead` takes) whose `Vary` names `vary`'s
- * fields too: merged into the list's own `Vary` when it has one, else appended.
+ * fields too: merged into the list's own `Vary` when it has one, else appended. Made once per list
+ * and value; the caller must not change it.
  */
-export function withVary(headers: readonly string[], vary: string): string[] {
-  const out = [...headers];
-  for (let i = 0; i < out.length; i += 2) {
-    if (out[i].toLowerCase() === 'vary') {
-      out[i + 1] = mergeVary(out[i + 1], vary);
-      return out;
+export function withVary(headers: readonly string[], vary: string): readonly string[] {
+  const known = varied.get(headers);
+  if (known?.vary === vary) return known.list;
+  const list = [...headers];
+  let merged = false;
+  for (let i = 0; i < list.length; i += 2) {
+    if (list[i].toLowerCase() === 'vary') {
+      list[i + 1] = mergeVary(list[i + 1], vary);
+      merged = true;
     }
   }
-  out.push('Vary', vary);
-  return out;
+  if (!merged) list.push('Vary', vary);
+  varied.set(headers, { vary, list });
+  return list;
 }

@@ -20,9 +20,7 @@ export function writeReply(
 ): void {
   if (reply.notModified) {
     if (headers) {
-      const list = withVary(headers, vary);
-      list.push('Cache-Control', CACHE_CONTROL, 'ETag', reply.etag);
-      res.writeHead(304, list);
+      res.writeHead(304, [...withVary(headers, vary), 'Cache-Control', CACHE_CONTROL, 'ETag', reply.etag]);
     } else {
       addVary(res, vary);
       res.setHeader('Cache-Control', CACHE_CONTROL);
@@ -32,8 +30,12 @@ export function writeReply(
     res.end();
     return;
   }
-  if (headers) for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i], headers[i + 1]);
-  addVary(res, vary);
+  if (headers) {
+    const list = withVary(headers, vary);
+    for (let i = 0; i < list.length; i += 2) res.setHeader(list[i], list[i + 1]);
+  } else {
+    addVary(res, vary);
+  }
   res.setHeader('Cache-Control', CACHE_CONTROL);
   res.setHeader('ETag', reply.etag);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
