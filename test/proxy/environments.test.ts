@@ -1,5 +1,6 @@
 import request from 'supertest';
-import type { ProxyApp } from '../../src/proxy/app';
+import { silentLogger } from '../../src/common/logging/logger';
+import { createApp, type ProxyApp } from '../../src/proxy/app';
 import { LoopbackServers } from '../support/listen';
 import { proxyFor, waitFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
@@ -369,11 +370,19 @@ describe('Unleash tokens validated upstream', () => {
     expect(upstream.validationCalls()).toEqual([]);
   });
 
-  test('client keys are optional while validation is on and an upstream token names its environment', async () => {
-    const app = proxyFor(upstream, { flagsApiToken: UP_DEV, clientKeys: undefined });
+  test("client keys are optional under Unleash Edge's names while validation is on and an upstream token names its environment", async () => {
+    // Edge's variables (UPSTREAM_URL + TOKENS) choose Edge's contract; under FLAGS_* names the keys are required.
+    const app = createApp(
+      { refreshInterval: 200, metricsInterval: 60_000, logger: silentLogger },
+      { UPSTREAM_URL: upstream.url, TOKENS: UP_DEV },
+    );
     apps.push(app);
     await app.whenReady();
-    expect((await request(app).get('/proxy').set('Authorization', FE_DEV)).status).toBe(200);
+    expect(app.proxyConfig.clientKeys).toEqual([]);
+    const res = await request(app).get('/proxy').set('Authorization', FE_DEV);
+    expect(res.status).toBe(200);
+    expect(names(res.body)).toEqual(['dev-flag', 'shared-flag', 'shop-flag']);
+    expect((await request(app).get('/proxy').set('Authorization', 'plain-key')).status).toBe(401);
   });
 
   test('a key of the form secret@environment naming an environment no upstream token holds stops start-up', () => {
