@@ -82,13 +82,18 @@ export class EnvironmentRegistry {
     return this.environments.find((e) => e.name === name);
   }
 
-  /** Every upstream token synchronised once. */
+  /**
+   * The process is ready while any environment is served (as Unleash Edge's ready check): a token
+   * refused or not synchronised yet answers 503 to its own keys only. With one upstream token this
+   * is that token's first synchronisation, as the specification has it.
+   */
   isReady(): boolean {
-    return this.environments.every((e) => e.features.isReady());
+    return this.environments.some((e) => e.isServing());
   }
 
+  /** Resolves once any environment has synchronised (when `/proxy/health` turns 200). */
   whenReady(): Promise<void> {
-    return Promise.all(this.environments.map((e) => e.features.whenReady())).then(() => undefined);
+    return Promise.any(this.environments.map((e) => e.features.whenReady()));
   }
 
   async close(): Promise<void> {
