@@ -1,6 +1,7 @@
 import type { Strategy } from 'unleash-client';
 import type { HttpOptions } from 'unleash-client/lib/http-options';
 import { Registry } from 'prom-client';
+import { backupPlace } from '../backup/backup-scope';
 import { createBackup } from '../backup/create-backup';
 import type { ContextEnricher, ProxyConfig } from '../config/types';
 import { Environment, type ScopeServing } from './environment';
@@ -30,15 +31,15 @@ export class EnvironmentRegistry {
     const tokens = upstreamTokens(config.flagsApiTokens, config.environment);
     const several = tokens.length > 1;
     this.environments = tokens.map((upstream, index) => {
-      // Several tokens: each its own backup key (the prefix names the environment and position).
+      // Each environment its own backup: never started from another's definitions.
+      const place = backupPlace(config, upstream, { index, several });
       const own: ProxyConfig = {
         ...config,
         flagsApiToken: upstream.token,
-        redisKeyPrefix: several
-          ? `${config.redisKeyPrefix}${upstream.environment}:${index}:`
-          : config.redisKeyPrefix,
+        redisKeyPrefix: place.redisKeyPrefix,
+        storageProvider: place.storageProvider,
       };
-      const backup = createBackup(own);
+      const backup = createBackup(own, place.scope);
       if (index === 0) backup?.register(options.registry);
       return new Environment({
         name: upstream.environment,
