@@ -189,6 +189,7 @@ test('upstream tokens of other projects, or `[]:` tokens, get keys of their own 
       flagsUrl: upstream.url,
       flagsApiToken: UP_DEV,
       clientKeys: ['k'],
+      redisUrl: REDIS_URL,
       redisKeyPrefix: prefix,
       logger: silentLogger,
     },
@@ -210,4 +211,18 @@ test('upstream tokens of other projects, or `[]:` tokens, get keys of their own 
   // the same environment and projects share one backup, whichever token reads them
   expect(keyOf('*:development.another-secret')).toBe(keys[0]);
   expect(keys.join()).not.toMatch(/secret/);
+});
+
+test('in a proxy of several tokens, each environment starts from its own backup only, whichever proxy wrote it', async () => {
+  await developmentBackup();
+  upstream.fault = { status: 503 };
+  const both = await proxy(`${UP_DEV},${UP_PROD}`, 'unused', {
+    clientKeys: ['dev-key@development', 'prod-key@production'],
+  });
+  await waitFor(async () => (await fetch(`${both.url}/proxy/health`)).status === 200, 15_000);
+  expect(await toggles(both.url, 'dev-key')).toEqual({
+    status: 200,
+    names: ['dev-only-flag', 'shared-flag'],
+  });
+  expect(await toggles(both.url, 'prod-key')).toEqual({ status: 503, names: [] });
 });

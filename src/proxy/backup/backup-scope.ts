@@ -35,7 +35,9 @@ export function backupPlace(
   upstream: UpstreamToken,
   position: { index: number; several: boolean },
 ): BackupPlace {
-  const scope = upstream.named ? scopeOf(upstream) : undefined;
+  // (without any backup configured, the `[]:` token's slow digest is not worth computing)
+  const backedUp = config.redisUrl !== undefined || config.storageProvider !== undefined;
+  const scope = upstream.named && backedUp ? scopeOf(upstream) : undefined;
   const positional = !upstream.named && position.several;
   const suffix = scope
     ? `:${scope.environment}:${scope.projects}`
