@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ClientFeaturesResponse } from 'unleash-client';
+import type { FeatureInterface } from 'unleash-client/lib/feature';
 import { silentLogger } from '../../src/common/logging/logger';
 import type { ProxyApp } from '../../src/proxy/app';
 import { backupPlace } from '../../src/proxy/backup/backup-scope';
@@ -107,7 +108,13 @@ const toggles = async (url: string, key: string): Promise<{ status: number; name
 
 describe.each([
   ['refuses the production token (401)', () => undefined],
-  ['is down (503 to every token)', () => (upstream.fault = { status: 503 })],
+  [
+    'is down (503 to every token, the production one known)',
+    () => {
+      upstream.addToken(UP_PROD, PROD);
+      upstream.fault = { status: 503 };
+    },
+  ],
 ])('when the upstream %s', (_what, breakUpstream) => {
   test("a production proxy sharing the Redis and prefix does not become ready from the development proxy's backup", async () => {
     const devKey = await developmentBackup();
@@ -215,6 +222,7 @@ test('upstream tokens of other projects, or `[]:` tokens, get keys of their own 
 
 test('in a proxy of several tokens, each environment starts from its own backup only, whichever proxy wrote it', async () => {
   await developmentBackup();
+  upstream.addToken(UP_PROD, PROD);
   upstream.fault = { status: 503 };
   const both = await proxy(`${UP_DEV},${UP_PROD}`, 'unused', {
     clientKeys: ['dev-key@development', 'prod-key@production'],
@@ -224,5 +232,22 @@ test('in a proxy of several tokens, each environment starts from its own backup 
     status: 200,
     names: ['dev-only-flag', 'shared-flag'],
   });
+  expect(await toggles(both.url, 'prod-key')).toEqual({ status: 503, names: [] });
+});
+
+test("a bootstrap is the first upstream token's environment's: another environment never starts from it", async () => {
+  // the upstream knows both tokens, and is down
+  upstream.addToken(UP_PROD, PROD);
+  upstream.fault = { status: 503 };
+  const both = await proxy(`${UP_DEV},${UP_PROD}`, 'unused', {
+    redisUrl: undefined,
+    clientKeys: ['dev-key@development', 'prod-key@production'],
+    expBootstrap: { data: [on('bootstrapped-flag') as FeatureInterface] },
+  });
+  await waitFor(async () => (await fetch(`${both.url}/proxy/health`)).status === 200, 15_000);
+  expect(await toggles(both.url, 'dev-key')).toEqual({ status: 200, names: ['bootstrapped-flag'] });
+  await waitFor(
+    () => upstream.featureRequests().filter((r) => r.headers.authorization === UP_PROD).length >= 1,
+  );
   expect(await toggles(both.url, 'prod-key')).toEqual({ status: 503, names: [] });
 });

@@ -38,6 +38,8 @@ export class EnvironmentRegistry {
         flagsApiToken: upstream.token,
         redisKeyPrefix: place.redisKeyPrefix,
         storageProvider: place.storageProvider,
+        // A bootstrap is one definitions set: with several tokens, the first token's environment's.
+        expBootstrap: index === 0 ? config.expBootstrap : undefined,
       };
       const backup = createBackup(own, place.scope);
       if (index === 0) backup?.register(options.registry);
