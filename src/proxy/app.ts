@@ -1,5 +1,5 @@
 import compression from 'compression';
-import express, { type Express, type Response } from 'express';
+import express, { type Express, type RequestHandler, type Response } from 'express';
 import { errorMiddleware, notFoundHandler } from '../common/http/error-middleware';
 import { logEffectiveConfig } from '../common/logging/redact';
 import { PROXY_OPTIONS } from './config/options';
@@ -41,7 +41,11 @@ import type { FeatureRepository } from './upstream/feature-repository';
 
 /** The Express app of a proxy, plus what must be awaited or closed. It never listens by itself. */
 export type ProxyApp = Express & {
-  /** Resolves once the first synchronisation (or a configured bootstrap) succeeded. */
+  /**
+   * Resolves once the first synchronisation (or a configured bootstrap or backup) of any upstream
+   * token succeeded: when `/proxy/health` turns 200. With several tokens, another environment's keys
+   * may still get 503 (`environments.environments[i].features.whenReady()` waits for one).
+   */
   whenReady(): Promise<void>;
   /** Stops polling and timers and flushes usage metrics upstream. */
   close(): Promise<void>;
@@ -166,10 +170,20 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
   app.use(proxyPath, healthRouter(environments));
   app.use([...clientPaths, `${config.proxyBasePath}/api/client`], requireReady(environments));
-  // These authenticate by themselves: server-side SDK tokens are accepted there.
+  // These authenticate by themselves: server-side SDK tokens are accepted there. They read the
+  // first environment, which answers 503 while it is not served (another one may be).
+  const firstServed: RequestHandler = (_req, res, next) => {
+    const refused = environmentRefused(first.all);
+    if (refused) res.setHeader('Retry-After', '1');
+    next(refused);
+  };
   app.use(
     proxyPath,
-    serverSdkRouter({ features, auth: requireServerToken(serverTokens), vary: config.keyVary.clientApi }),
+    serverSdkRouter({
+      features,
+      auth: [requireServerToken(serverTokens), firstServed],
+      vary: config.keyVary.clientApi,
+    }),
   );
   app.use(
     clientPaths,

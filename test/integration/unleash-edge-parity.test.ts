@@ -4,7 +4,7 @@ import { Unleash } from 'unleash-client';
 import { createApp, type ProxyApp } from '../../src/proxy/app';
 import { silentLogger } from '../../src/common/logging/logger';
 import { LoopbackServers } from '../support/listen';
-import { waitFor } from '../support/proxy';
+import { everyEnvironmentReady, waitFor } from '../support/proxy';
 import { destroySdk } from '../support/sdk';
 import { UnleashServer } from './unleash-server';
 
@@ -44,7 +44,7 @@ beforeAll(async () => {
       FLAGS_TOKEN_REVALIDATE_INTERVAL: String(REVALIDATE_MS),
     },
   );
-  await app.whenReady();
+  await everyEnvironmentReady(app);
 });
 
 afterAll(async () => {

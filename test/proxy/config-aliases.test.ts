@@ -289,3 +289,37 @@ describe("Unleash Edge's names", () => {
     ]);
   });
 });
+
+describe("client keys stay required outside Unleash Edge's names", () => {
+  const MISSING_KEYS =
+    'Missing required configuration: clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS or PRETRUSTED_TOKENS)';
+  const UNLEASH_TOKEN = '*:production.upstream-secret';
+
+  test.each([
+    ["the specification's names", { FLAGS_URL: 'http://u:4242/api', FLAGS_API_TOKEN: UNLEASH_TOKEN }],
+    ["the reference proxy's names", { UNLEASH_URL: 'http://u:4242/api', UNLEASH_API_TOKEN: UNLEASH_TOKEN }],
+    ['FLAGS_URL with TOKENS', { FLAGS_URL: 'http://u:4242/api', TOKENS: UNLEASH_TOKEN }],
+    ['UPSTREAM_URL with FLAGS_API_TOKEN', { UPSTREAM_URL: 'http://u:4242', FLAGS_API_TOKEN: UNLEASH_TOKEN }],
+  ])('an Unleash-format token under %s without client keys is refused, naming the variable', (_what, env) => {
+    expect(configProblems(() => parseConfig({ logger: silentLogger }, env))).toEqual([MISSING_KEYS]);
+  });
+
+  test('code options are the specification’s names: clientKeys is required there too', () => {
+    expect(
+      configProblems(() =>
+        parseConfig(
+          { logger: silentLogger, flagsUrl: 'http://u:4242/api', flagsApiToken: UNLEASH_TOKEN },
+          {},
+        ),
+      ),
+    ).toEqual([MISSING_KEYS]);
+  });
+
+  test('with client keys configured, unconfigured Unleash tokens are still validated upstream', () => {
+    const config = parseConfig(
+      { logger: silentLogger },
+      { FLAGS_URL: 'http://u:4242/api', FLAGS_API_TOKEN: UNLEASH_TOKEN, FLAGS_PROXY_CLIENT_KEYS: 'k' },
+    );
+    expect([config.clientKeys, config.upstreamTokenValidation]).toEqual([['k'], true]);
+  });
+});

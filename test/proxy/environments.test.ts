@@ -1,7 +1,9 @@
 import request from 'supertest';
-import type { ProxyApp } from '../../src/proxy/app';
+import { silentLogger } from '../../src/common/logging/logger';
+import { createApp, type ProxyApp } from '../../src/proxy/app';
 import { LoopbackServers } from '../support/listen';
-import { proxyFor, waitFor } from '../support/proxy';
+import { capturingLogger } from '../support/logger';
+import { everyEnvironmentReady, proxyFor, waitFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 
 const UP_DEV = '*:development.upstream-dev-secret';
@@ -70,7 +72,7 @@ async function twoEnvironments(options: Parameters<typeof proxyFor>[1] = {}): Pr
     ...options,
   });
   apps.push(app);
-  await app.whenReady();
+  await everyEnvironmentReady(app);
   return app;
 }
 
@@ -211,6 +213,107 @@ describe('several upstream tokens, one environment each', () => {
       .set('Authorization', 'dev-key')
       .send({ context: { targetingKey: 'u1' } });
     expect(found.status).toBe(200);
+  });
+});
+
+describe('readiness per environment at start-up', () => {
+  const UP_STAGING = '*:staging.upstream-staging-secret';
+  const STAGING: FeaturesPayload = { version: 2, features: [on('staging-flag')] };
+  const KEYS = ['dev-key@development', 'prod-key@production', 'staging-key@staging'];
+  const refusedFetches = () =>
+    upstream.featureRequests().filter((r) => r.headers.authorization === UP_STAGING).length;
+
+  test('a token the upstream refuses at start-up answers 503 to its keys only; health is 200 once another environment is ready', async () => {
+    const logger = capturingLogger();
+    // The upstream does not know the third token: every fetch with it is answered 401.
+    const app = proxyFor(upstream, {
+      flagsApiToken: `${UP_DEV},${UP_PROD},${UP_STAGING}`,
+      clientKeys: KEYS,
+      refreshInterval: 50,
+      logger,
+    });
+    apps.push(app);
+    const url = await servers.listen(app);
+    await waitFor(async () => (await fetch(`${url}/proxy/health`)).status === 200);
+    await app.whenReady();
+    await waitFor(
+      async () => (await fetch(`${url}/proxy`, { headers: { Authorization: 'prod-key' } })).status === 200,
+    );
+    const dev = await fetch(`${url}/proxy`, { headers: { Authorization: 'dev-key' } });
+    expect(dev.status).toBe(200);
+    expect(names((await dev.json()) as { toggles: Array<{ name: string }> })).toEqual([
+      'dev-flag',
+      'shared-flag',
+      'shop-flag',
+    ]);
+    // every path a staging key can take answers 503 (the fast lanes hand it to Express)
+    for (const [path, method, body] of [
+      ['/proxy', 'GET', undefined],
+      ['/api/frontend', 'POST', '{"context":{}}'],
+      ['/ofrep/v1/evaluate/flags', 'POST', '{"context":{}}'],
+    ] as const) {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        body,
+        headers: { Authorization: 'staging-key', 'Content-Type': 'application/json' },
+      });
+      expect([path, res.status, res.headers.get('retry-after')]).toEqual([path, 503, '1']);
+    }
+    // a request without a key is judged as at any ready proxy
+    expect((await fetch(`${url}/proxy`)).status).toBe(401);
+    const metrics = await (
+      await fetch(`${url}/proxy/internal-backstage/prometheus`, { headers: { Authorization: 'dev-key' } })
+    ).text();
+    expect(metrics).toContain('flags_proxy_environment_ready{environment="development"} 1');
+    expect(metrics).toContain('flags_proxy_environment_ready{environment="production"} 1');
+    expect(metrics).toContain('flags_proxy_environment_ready{environment="staging"} 0');
+    expect(metrics).not.toContain('upstream-staging-secret');
+
+    // one error line names the environment (never the token), however often the retries are refused
+    await waitFor(() => refusedFetches() >= 3, 10_000);
+    const errors = logger.lines.filter((l) => l.level === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0].msg).toContain('rejected the API token of environment "staging" (HTTP 401)');
+    expect(JSON.stringify(logger.lines)).not.toContain('upstream-staging-secret');
+
+    // once the upstream accepts it, its keys are served and that is logged
+    upstream.addToken(UP_STAGING, STAGING);
+    await waitFor(
+      async () => (await fetch(`${url}/proxy`, { headers: { Authorization: 'staging-key' } })).status === 200,
+      10_000,
+    );
+    expect(
+      logger.lines.some((l) => l.level === 'info' && l.msg.includes('environment "staging" again')),
+    ).toBe(true);
+  });
+
+  test('server-side SDK tokens read the first environment: 503 while it is refused, though another serves', async () => {
+    const SERVER = 'server-sdk-token-1';
+    const app = proxyFor(upstream, {
+      flagsApiToken: `${UP_STAGING},${UP_DEV}`,
+      clientKeys: KEYS.slice(0, 1).concat('staging-key@staging'),
+      expServerSideSdkConfig: { tokens: [SERVER] },
+    });
+    apps.push(app);
+    const url = await servers.listen(app);
+    await waitFor(async () => (await fetch(`${url}/proxy/health`)).status === 200);
+    await waitFor(() => refusedFetches() >= 1);
+    const res = await fetch(`${url}/proxy/client/features`, { headers: { Authorization: SERVER } });
+    expect(res.status).toBe(503);
+    expect((await fetch(`${url}/proxy`, { headers: { Authorization: 'dev-key' } })).status).toBe(200);
+  });
+
+  test('with one upstream token, a refused one leaves the proxy not ready: every request 503 (specification §3)', async () => {
+    const app = proxyFor(upstream, { flagsApiToken: UP_STAGING, clientKeys: ['staging-key'] });
+    apps.push(app);
+    const url = await servers.listen(app);
+    await waitFor(() => refusedFetches() >= 1);
+    for (const headers of [{}, { Authorization: 'staging-key' }, { Authorization: 'wrong' }] as Array<
+      Record<string, string>
+    >) {
+      expect((await fetch(`${url}/proxy`, { headers })).status).toBe(503);
+    }
+    expect((await fetch(`${url}/proxy/health`)).status).toBe(503);
   });
 });
 
@@ -369,11 +472,19 @@ describe('Unleash tokens validated upstream', () => {
     expect(upstream.validationCalls()).toEqual([]);
   });
 
-  test('client keys are optional while validation is on and an upstream token names its environment', async () => {
-    const app = proxyFor(upstream, { flagsApiToken: UP_DEV, clientKeys: undefined });
+  test("client keys are optional under Unleash Edge's names while validation is on and an upstream token names its environment", async () => {
+    // Edge's variables (UPSTREAM_URL + TOKENS) choose Edge's contract; under FLAGS_* names the keys are required.
+    const app = createApp(
+      { refreshInterval: 200, metricsInterval: 60_000, logger: silentLogger },
+      { UPSTREAM_URL: upstream.url, TOKENS: UP_DEV },
+    );
     apps.push(app);
     await app.whenReady();
-    expect((await request(app).get('/proxy').set('Authorization', FE_DEV)).status).toBe(200);
+    expect(app.proxyConfig.clientKeys).toEqual([]);
+    const res = await request(app).get('/proxy').set('Authorization', FE_DEV);
+    expect(res.status).toBe(200);
+    expect(names(res.body)).toEqual(['dev-flag', 'shared-flag', 'shop-flag']);
+    expect((await request(app).get('/proxy').set('Authorization', 'plain-key')).status).toBe(401);
   });
 
   test('a key of the form secret@environment naming an environment no upstream token holds stops start-up', () => {

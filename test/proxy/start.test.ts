@@ -162,3 +162,69 @@ test("starts with only the reference Unleash proxy's environment and serves /pro
     await upstream.stop();
   }
 });
+
+describe("client keys: required under the specification's names, optional under Unleash Edge's", () => {
+  const UNLEASH_TOKEN = '*:development.upstream-dev-secret';
+  const FRONTEND_TOKEN = '*:development.frontend-dev-secret';
+
+  test.each([
+    ['FLAGS_URL + FLAGS_API_TOKEN', { FLAGS_URL: 'http://127.0.0.1:1/api', FLAGS_API_TOKEN: UNLEASH_TOKEN }],
+    [
+      'UNLEASH_URL + UNLEASH_API_TOKEN',
+      { UNLEASH_URL: 'http://127.0.0.1:1/api', UNLEASH_API_TOKEN: UNLEASH_TOKEN },
+    ],
+  ])(
+    'an Unleash-format token under %s without client keys exits 1 naming FLAGS_PROXY_CLIENT_KEYS on one line',
+    async (_names, env) => {
+      const { exited } = run({ ...env, PORT: '0' });
+      const { code, stdout, stderr } = await exited;
+      expect(code).toBe(1);
+      expect(stderr.trim().split('\n')).toEqual([
+        'flags-proxy: cannot start: Missing required configuration: clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS or PRETRUSTED_TOKENS)',
+      ]);
+      expect(stdout + stderr).not.toContain('upstream-dev-secret');
+    },
+  );
+
+  test('UPSTREAM_URL + TOKENS without client keys runs and serves a frontend token the upstream confirms', async () => {
+    const upstream = await new TestUpstream(sampleFeatures(), UNLEASH_TOKEN).start();
+    upstream.knownTokens.set(FRONTEND_TOKEN, {
+      type: 'frontend',
+      environment: 'development',
+      projects: ['*'],
+    });
+    const port = 30000 + Math.floor(Math.random() * 20000);
+    const { child, exited } = run({
+      UPSTREAM_URL: upstream.url,
+      TOKENS: UNLEASH_TOKEN,
+      PORT: String(port),
+      FLAGS_METRICS_INTERVAL: '600000',
+    });
+    try {
+      let body: { toggles: Array<{ name: string }> } | undefined;
+      await waitFor(async () => {
+        try {
+          const res = await fetch(`http://127.0.0.1:${port}/api/frontend?userId=alice`, {
+            headers: { Authorization: FRONTEND_TOKEN },
+          });
+          if (res.status !== 200) return false;
+          body = (await res.json()) as { toggles: Array<{ name: string }> };
+          return true;
+        } catch {
+          return false;
+        }
+      }, 15_000);
+      expect(body?.toggles.map((t) => t.name)).toContain('for-alice');
+      expect(upstream.validationCalls()).toEqual([[FRONTEND_TOKEN]]);
+      const unknown = await fetch(`http://127.0.0.1:${port}/api/frontend`, {
+        headers: { Authorization: 'some-key' },
+      });
+      expect(unknown.status).toBe(401);
+      child.kill('SIGTERM');
+      expect((await exited).code).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      await upstream.stop();
+    }
+  });
+});

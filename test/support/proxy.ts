@@ -23,11 +23,16 @@ export function proxyFor(upstream: TestUpstream, options: ProxyOptions = {}): Pr
   );
 }
 
-/** Same, already synchronised. */
+/** Same, every environment already synchronised. */
 export async function readyProxyFor(upstream: TestUpstream, options: ProxyOptions = {}): Promise<ProxyApp> {
   const app = proxyFor(upstream, options);
-  await app.whenReady();
+  await everyEnvironmentReady(app);
   return app;
+}
+
+/** `whenReady()` resolves once any environment is ready; this waits for every one of them. */
+export async function everyEnvironmentReady(app: ProxyApp): Promise<void> {
+  await Promise.all(app.environments.environments.map((e) => e.features.whenReady()));
 }
 
 export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ProxyConfig } from '../config/types';
+import type { BackupScope } from './backup-scope';
 import { DefinitionsBackup } from './definitions-backup';
 import { RedisStore } from './redis-store';
 
@@ -8,24 +9,28 @@ const REDIS_TIMEOUT_MS = 2_000;
 
 /**
  * The Redis key of the backup: the prefix, then a digest of what decides which definitions the
- * upstream sends (URL, project, name prefix, tags), so proxies of different upstreams sharing one
- * Redis never read each other's definitions. The API token is not part of it (a digest of a weak
- * token could be guessed): proxies with tokens of different environments need different prefixes.
+ * upstream sends (URL, project, name prefix, tags, and the upstream token's environment and
+ * projects when it is in Unleash's format: `backup-scope.ts`), so proxies of different upstreams or
+ * environments sharing one Redis never read each other's definitions. The API token itself is not
+ * part of it (a digest of a weak token could be guessed): proxies with tokens in another format of
+ * different environments need different prefixes.
  */
-export function backupKey(config: ProxyConfig): string {
-  const scope = JSON.stringify([config.flagsUrl, config.projectName, config.namePrefix, config.tags]);
-  return `${config.redisKeyPrefix}definitions:${createHash('sha256').update(scope).digest('hex').slice(0, 16)}`;
+export function backupKey(config: ProxyConfig, scope?: BackupScope): string {
+  const parts: unknown[] = [config.flagsUrl, config.projectName, config.namePrefix, config.tags];
+  if (scope) parts.push(scope.environment, scope.projects);
+  const digest = createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 16);
+  return `${config.redisKeyPrefix}definitions:${digest}`;
 }
 
 /** The shared backup when `redisUrl` is configured. */
-export function createBackup(config: ProxyConfig): DefinitionsBackup | undefined {
+export function createBackup(config: ProxyConfig, scope?: BackupScope): DefinitionsBackup | undefined {
   const url = config.redisUrl;
   if (url === undefined) return undefined;
   return new DefinitionsBackup(
     (hooks) =>
       new RedisStore({
         url,
-        key: backupKey(config),
+        key: backupKey(config, scope),
         timeoutMs: REDIS_TIMEOUT_MS,
         maxBytes: config.maxStoredDefinitionsBytes,
         ...hooks,

@@ -50,7 +50,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     parse: p.nonEmptyList,
     required: true,
     secret: true,
-    doc: "Comma-separated client keys the proxy accepts from frontend SDKs: `secret` (the first upstream token's environment), `secret@environment`, or an Unleash frontend token (pretrusted); optional while token validation is on and an upstream token is in Unleash's format",
+    doc: "Comma-separated client keys the proxy accepts from frontend SDKs: `secret` (the first upstream token's environment), `secret@environment`, or an Unleash frontend token (pretrusted); required, except under Unleash Edge's names (`UPSTREAM_URL` + `TOKENS`) with an Unleash-format token and validation on",
   },
   {
     key: 'proxySecrets',

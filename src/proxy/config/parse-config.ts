@@ -61,14 +61,18 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     if (idx >= 0 && after === undefined) problems.splice(idx, 1);
     else if (idx >= 0 && after !== undefined) problems[idx] = after;
   }
-  // clientKeys is optional while unconfigured Unleash tokens are validated upstream.
   const tokens = (get<string | undefined>('flagsApiToken') ?? '')
     .split(',')
     .map((t) => t.trim())
     .filter((t) => t !== '');
   const validates =
     get<boolean>('upstreamTokenValidation') && tokens.some((t) => parseUnleashToken(t) !== undefined);
-  if (clientKeys === undefined && validates) {
+  // clientKeys is optional only under Unleash Edge's contract (UPSTREAM_URL + TOKENS) while
+  // unconfigured Unleash tokens are validated upstream; under the specification's names (and the
+  // reference proxy's, and in code) it is one of the three required options.
+  const edgeNamed =
+    sources.get('flagsUrl')?.name === 'UPSTREAM_URL' && sources.get('flagsApiToken')?.name === 'TOKENS';
+  if (clientKeys === undefined && validates && edgeNamed) {
     clientKeys = [];
     const before = missingLine(missing);
     const after = missingLine(missing.filter((spec) => spec.key !== 'clientKeys'));

@@ -82,6 +82,7 @@ export class Environment {
       strategies: options.strategies,
       httpOptions: options.httpOptions,
       backup: options.backup,
+      environment: options.named || options.unservedWhenRefused ? this.name : undefined,
       onRejected: () => {
         this.refusedAt = Date.now();
       },

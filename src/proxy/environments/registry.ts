@@ -1,6 +1,7 @@
 import type { Strategy } from 'unleash-client';
 import type { HttpOptions } from 'unleash-client/lib/http-options';
 import { Registry } from 'prom-client';
+import { backupPlace } from '../backup/backup-scope';
 import { createBackup } from '../backup/create-backup';
 import type { ContextEnricher, ProxyConfig } from '../config/types';
 import { Environment, type ScopeServing } from './environment';
@@ -30,15 +31,17 @@ export class EnvironmentRegistry {
     const tokens = upstreamTokens(config.flagsApiTokens, config.environment);
     const several = tokens.length > 1;
     this.environments = tokens.map((upstream, index) => {
-      // Several tokens: each its own backup key (the prefix names the environment and position).
+      // Each environment its own backup: never started from another's definitions.
+      const place = backupPlace(config, upstream, { index, several });
       const own: ProxyConfig = {
         ...config,
         flagsApiToken: upstream.token,
-        redisKeyPrefix: several
-          ? `${config.redisKeyPrefix}${upstream.environment}:${index}:`
-          : config.redisKeyPrefix,
+        redisKeyPrefix: place.redisKeyPrefix,
+        storageProvider: place.storageProvider,
+        // A bootstrap is one definitions set: with several tokens, the first token's environment's.
+        expBootstrap: index === 0 ? config.expBootstrap : undefined,
       };
-      const backup = createBackup(own);
+      const backup = createBackup(own, place.scope);
       if (index === 0) backup?.register(options.registry);
       return new Environment({
         name: upstream.environment,
@@ -82,13 +85,18 @@ export class EnvironmentRegistry {
     return this.environments.find((e) => e.name === name);
   }
 
-  /** Every upstream token synchronised once. */
+  /**
+   * The process is ready while any environment is served (as Unleash Edge's ready check): a token
+   * refused or not synchronised yet answers 503 to its own keys only. With one upstream token this
+   * is that token's first synchronisation, as the specification has it.
+   */
   isReady(): boolean {
-    return this.environments.every((e) => e.features.isReady());
+    return this.environments.some((e) => e.isServing());
   }
 
+  /** Resolves once any environment has synchronised (when `/proxy/health` turns 200). */
   whenReady(): Promise<void> {
-    return Promise.all(this.environments.map((e) => e.features.whenReady())).then(() => undefined);
+    return Promise.any(this.environments.map((e) => e.features.whenReady()));
   }
 
   async close(): Promise<void> {

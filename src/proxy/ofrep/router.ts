@@ -4,6 +4,7 @@ import {
   AuthenticationRequired,
   NoAccessError,
   NotFoundError,
+  NotReady,
   ValidationError,
 } from '../../common/errors/http-errors';
 import { jsonBody } from '../../common/http/json-body';
@@ -120,6 +121,8 @@ export const ofrepErrors: ErrorRequestHandler = (err: unknown, req, res, next) =
     next(err);
     return;
   }
+  // a key whose environment is not served (its token refused, or not synchronised yet)
+  if (err instanceof NotReady && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', '1');
   if (err instanceof AuthenticationRequired || err instanceof NoAccessError) {
     res.status(err.status).end();
     return;

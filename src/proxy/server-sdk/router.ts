@@ -8,8 +8,8 @@ export interface ServerSdkRouterOptions {
   features: FeatureRepository;
   /** The definitions of the request's key scope, when they depend on it (else `features`). */
   featuresOf?: (res: Response) => FeatureRepository;
-  /** Authentication of this route: a server-side SDK token. */
-  auth: RequestHandler;
+  /** Authentication of this route: a server-side SDK token (and what must pass after it). */
+  auth: RequestHandler | RequestHandler[];
   /** The `Vary` of its answers (`KeyVary.clientApi`): the token decides whether and what it reads. */
   vary: string;
 }
@@ -72,7 +72,7 @@ export function serverSdkRouter(opts: ServerSdkRouterOptions): Router {
     return rendered;
   };
 
-  router.get('/client/features', opts.auth, (req, res) => {
+  router.get('/client/features', ...[opts.auth].flat(), (req: Request, res: Response) => {
     const { body, etag } = render(opts.featuresOf?.(res) ?? opts.features, filterOf(req));
     res.setHeader('ETag', etag);
     res.setHeader('Cache-Control', 'no-cache');

@@ -12,8 +12,11 @@ export interface GuardedRepositoryOptions extends RepositoryOptions {
   project?: string;
   /** Called once for every accepted definitions set; `fromApi` is false for a bootstrap. */
   onDefinitions: (fromApi: boolean) => void;
-  /** Called when the upstream rejects the token (401/403); the repository retries by itself. */
-  onRejected: (status: number, retryInMs: number) => void;
+  /**
+   * Called when the upstream rejects the token (401/403); the repository retries by itself.
+   * `attempt` counts the refusals since the last accepted fetch (1: the first of a run).
+   */
+  onRejected: (status: number, retryInMs: number, attempt: number) => void;
   /**
    * Called for every answer refused as a whole because it is not a definitions document (from the
    * upstream, a bootstrap or a stored backup); the last good definitions stay in use.
@@ -69,7 +72,7 @@ export class GuardedRepository extends Repository {
     this.rejections += 1;
     const base = Math.max(this.guardOptions.refreshInterval, 1000);
     const delay = Math.min(base * 2 ** Math.min(this.rejections - 1, 6), MAX_RETRY_MS);
-    this.guardOptions.onRejected(status, delay);
+    this.guardOptions.onRejected(status, delay, this.rejections);
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => {
       void this.fetch();

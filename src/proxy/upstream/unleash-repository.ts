@@ -35,6 +35,8 @@ export interface UnleashRepositoryOptions {
   backup?: DefinitionsBackup;
   /** Called when the upstream refuses the API token (401/403), after it is logged. */
   onRejected?: (status: number) => void;
+  /** The token's environment, named in the refusal's log line (never the token); unset: not named. */
+  environment?: string;
 }
 
 /** Problems named one by one in a log line (per answer or revision); the rest are counted. */
@@ -79,14 +81,30 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private faultsRevision = -1;
   private namedFaults = new Set<string>();
   private closing = false;
+  /** True from a refusal of the token until the upstream answers again. */
+  private refusedRun = false;
 
-  constructor({ config, strategies, httpOptions, backup, onRejected }: UnleashRepositoryOptions) {
+  constructor({
+    config,
+    strategies,
+    httpOptions,
+    backup,
+    onRejected,
+    environment,
+  }: UnleashRepositoryOptions) {
     this.logger = config.logger;
     this.strategyErrors = new RateLimitedLog(this.logger, 60_000);
     this.upstreamWarnings = new RateLimitedLog(this.logger, 60_000);
     const url = cleanUrl(config.flagsUrl);
     const headers = { Authorization: config.flagsApiToken };
     const featuresUrl = `${url}client/features`;
+    const whose =
+      environment === undefined ? 'the API token' : `the API token of environment "${environment}"`;
+    const accepted = () => {
+      if (!this.refusedRun) return;
+      this.refusedRun = false;
+      this.logger.info(`Upstream ${featuresUrl} accepted ${whose} again`);
+    };
     this.repository = new GuardedRepository({
       url,
       appName: config.flagsAppName,
@@ -113,7 +131,9 @@ export class UnleashFeatureRepository implements FeatureRepository {
         new InMemStorageProvider<ClientFeaturesResponse>(),
       mode: { type: 'polling', format: 'full' },
       onDefinitions: (fromApi) => {
-        if (fromApi) backup?.save(this.clientFeatures());
+        if (!fromApi) return;
+        accepted();
+        backup?.save(this.clientFeatures());
       },
       onRefused: (reason) => {
         this.stats.definitionsRefused += 1;
@@ -131,10 +151,13 @@ export class UnleashFeatureRepository implements FeatureRepository {
           shown,
         );
       },
-      onRejected: (status, retryInMs) => {
-        this.logger.error(
-          `Upstream ${featuresUrl} rejected the API token (HTTP ${status}); check FLAGS_API_TOKEN. Retrying in ${Math.round(retryInMs / 1000)}s`,
-        );
+      onRejected: (status, retryInMs, attempt) => {
+        // One error line per run of refusals; the retries of the same run are logged at debug level.
+        const line = `Upstream ${featuresUrl} rejected ${whose} (HTTP ${status}); check FLAGS_API_TOKEN. Retrying in ${Math.round(retryInMs / 1000)}s`;
+        if (attempt === 1) {
+          this.refusedRun = true;
+          this.logger.error(`${line}; further refusals are logged at debug level until it is accepted`);
+        } else this.logger.debug(line);
         onRejected?.(status);
       },
     });
@@ -194,6 +217,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
     });
     this.repository.on('unchanged', () => {
       this.stats.lastFetch = Date.now();
+      accepted();
     });
     this.unleash.on('error', (err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);

@@ -1,0 +1,253 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { ClientFeaturesResponse } from 'unleash-client';
+import type { FeatureInterface } from 'unleash-client/lib/feature';
+import { silentLogger } from '../../src/common/logging/logger';
+import type { ProxyApp } from '../../src/proxy/app';
+import { backupPlace } from '../../src/proxy/backup/backup-scope';
+import { backupKey } from '../../src/proxy/backup/create-backup';
+import { upstreamTokens } from '../../src/proxy/environments/upstream-tokens';
+import { parseConfig } from '../../src/proxy/config/parse-config';
+import type { ProxyOptions } from '../../src/proxy/config/types';
+import { LoopbackServers } from '../support/listen';
+import { proxyFor, waitFor } from '../support/proxy';
+import { TestUpstream, type FeaturesPayload } from '../support/upstream';
+
+/**
+ * Backups are per environment: proxies of different environments sharing one Redis (and one key
+ * prefix) or one storage provider never start from each other's definitions.
+ */
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+const UP_DEV = '*:development.upstream-dev-secret';
+const UP_PROD = '*:production.upstream-prod-secret';
+
+const on = (name: string) => ({ name, enabled: true, project: 'default', strategies: [{ name: 'default' }] });
+const DEV: FeaturesPayload = { version: 2, features: [on('dev-only-flag'), on('shared-flag')] };
+const PROD: FeaturesPayload = { version: 2, features: [on('prod-only-flag'), on('shared-flag')] };
+
+let redis: Redis;
+let prefix: string;
+let upstream: TestUpstream;
+const apps: ProxyApp[] = [];
+const servers = new LoopbackServers();
+
+beforeAll(() => {
+  redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+});
+afterAll(async () => {
+  await redis.quit();
+});
+beforeEach(async () => {
+  prefix = `flags-proxy-test:${randomUUID()}:`;
+  // One upstream (one URL) serving the development token; the production token is refused (401)
+  // until a test adds it.
+  upstream = await new TestUpstream(DEV, UP_DEV).start();
+});
+afterEach(async () => {
+  await servers.closeAll();
+  await Promise.all(apps.splice(0).map((a) => a.close()));
+  await upstream.stop();
+  const keys = await redis.keys(`${prefix}*`);
+  if (keys.length > 0) await redis.del(...keys);
+});
+
+async function proxy(
+  token: string,
+  key: string,
+  options: ProxyOptions = {},
+): Promise<{ app: ProxyApp; url: string }> {
+  const app = proxyFor(upstream, {
+    flagsApiToken: token,
+    clientKeys: [key],
+    redisUrl: REDIS_URL,
+    redisKeyPrefix: prefix,
+    refreshInterval: 100,
+    ...options,
+  });
+  apps.push(app);
+  return { app, url: await servers.listen(app) };
+}
+
+const backupKeys = async (): Promise<string[]> => (await redis.keys(`${prefix}*`)).sort();
+
+/** A development proxy that synchronised and wrote its backup; gives the backup's key. */
+async function developmentBackup(): Promise<string> {
+  const dev = await proxy(UP_DEV, 'dev-key');
+  await dev.app.whenReady();
+  await waitFor(async () => (await backupKeys()).length === 1);
+  const [key] = await backupKeys();
+  expect(await redis.get(key)).toContain('dev-only-flag');
+  await dev.app.close();
+  return key;
+}
+
+/** Records the Redis GETs of keys under this test's prefix (MONITOR sees every client's commands). */
+async function watchReads(): Promise<{ gets: string[]; stop: () => Promise<void> }> {
+  const watcher = new Redis(REDIS_URL, { lazyConnect: true });
+  const monitor = await watcher.monitor();
+  const gets: string[] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    if (args[0]?.toLowerCase() === 'get' && args[1]?.startsWith(prefix)) gets.push(args[1]);
+  });
+  return {
+    gets,
+    stop: async () => {
+      monitor.disconnect();
+      watcher.disconnect();
+    },
+  };
+}
+
+const toggles = async (url: string, key: string): Promise<{ status: number; names: string[] }> => {
+  const res = await fetch(`${url}/proxy`, { headers: { Authorization: key } });
+  if (res.status !== 200) return { status: res.status, names: [] };
+  const body = (await res.json()) as { toggles: Array<{ name: string }> };
+  return { status: res.status, names: body.toggles.map((t) => t.name).sort() };
+};
+
+describe.each([
+  ['refuses the production token (401)', () => undefined],
+  [
+    'is down (503 to every token, the production one known)',
+    () => {
+      upstream.addToken(UP_PROD, PROD);
+      upstream.fault = { status: 503 };
+    },
+  ],
+])('when the upstream %s', (_what, breakUpstream) => {
+  test("a production proxy sharing the Redis and prefix does not become ready from the development proxy's backup", async () => {
+    const devKey = await developmentBackup();
+    breakUpstream();
+    const reads = await watchReads();
+    try {
+      const prod = await proxy(UP_PROD, 'prod-key');
+      // It looked at Redis (after its first fetch failed) and looked again a second later: by then
+      // a backup it could use would have made it ready.
+      await waitFor(() => prod.app.features.isReady() || reads.gets.length >= 2, 15_000);
+      expect(reads.gets.every((key) => key !== devKey)).toBe(true);
+      expect((await fetch(`${prod.url}/proxy/health`)).status).toBe(503);
+      expect(await toggles(prod.url, 'prod-key')).toEqual({ status: 503, names: [] });
+
+      // Once the upstream answers it, it serves production's toggles: never development's.
+      upstream.fault = undefined;
+      upstream.addToken(UP_PROD, PROD);
+      await waitFor(async () => (await toggles(prod.url, 'prod-key')).status === 200, 15_000);
+      expect((await toggles(prod.url, 'prod-key')).names).toEqual(['prod-only-flag', 'shared-flag']);
+    } finally {
+      await reads.stop();
+    }
+  });
+
+  test('a production proxy becomes ready from a production backup in the same Redis and prefix', async () => {
+    await developmentBackup();
+    upstream.addToken(UP_PROD, PROD);
+    const writer = await proxy(UP_PROD, 'prod-key');
+    await writer.app.whenReady();
+    await waitFor(async () => (await backupKeys()).length === 2);
+    await writer.app.close();
+
+    upstream.removeToken(UP_PROD);
+    breakUpstream();
+    const prod = await proxy(UP_PROD, 'prod-key');
+    await prod.app.whenReady();
+    expect((await fetch(`${prod.url}/proxy/health`)).status).toBe(200);
+    expect(await toggles(prod.url, 'prod-key')).toEqual({
+      status: 200,
+      names: ['prod-only-flag', 'shared-flag'],
+    });
+  });
+});
+
+test('a lone token in another format keeps the backup key it always had', async () => {
+  upstream.addToken('legacy-token', DEV);
+  const legacy = await proxy('legacy-token', 'k');
+  await legacy.app.whenReady();
+  await waitFor(async () => (await backupKeys()).length === 1);
+  expect(await backupKeys()).toEqual([backupKey(legacy.app.proxyConfig)]);
+});
+
+test("a storage provider shared by two proxies gives neither the other environment's definitions", async () => {
+  const stored = new Map<string, ClientFeaturesResponse>();
+  const storageProvider = {
+    set: async (key: string, data: ClientFeaturesResponse) => void stored.set(key, data),
+    get: async (key: string) => stored.get(key),
+  };
+  const dev = await proxy(UP_DEV, 'dev-key', { redisUrl: undefined, storageProvider });
+  await dev.app.whenReady();
+  await waitFor(() => stored.size === 1);
+  await dev.app.close();
+
+  const prod = await proxy(UP_PROD, 'prod-key', { redisUrl: undefined, storageProvider });
+  // the production token is refused: its first fetch failed, and it is still not ready
+  await waitFor(
+    () => upstream.featureRequests().filter((r) => r.headers.authorization === UP_PROD).length >= 2,
+  );
+  expect(prod.app.features.isReady()).toBe(false);
+  expect((await fetch(`${prod.url}/proxy/health`)).status).toBe(503);
+  expect(await toggles(prod.url, 'prod-key')).toEqual({ status: 503, names: [] });
+  // what the development proxy stored is kept under its own key, apart from production's
+  expect([...stored.keys()].every((key) => key.includes('development'))).toBe(true);
+});
+
+test('upstream tokens of other projects, or `[]:` tokens, get keys of their own that never show the token', () => {
+  const config = parseConfig(
+    {
+      flagsUrl: upstream.url,
+      flagsApiToken: UP_DEV,
+      clientKeys: ['k'],
+      redisUrl: REDIS_URL,
+      redisKeyPrefix: prefix,
+      logger: silentLogger,
+    },
+    {},
+  );
+  const keyOf = (token: string): string => {
+    const [parsed] = upstreamTokens([token], undefined);
+    const place = backupPlace(config, parsed, { index: 0, several: false });
+    return backupKey({ ...config, redisKeyPrefix: place.redisKeyPrefix }, place.scope);
+  };
+  const keys = [
+    '*:development.a-secret',
+    'shop:development.a-secret',
+    '[]:development.first-secret',
+    '[]:development.second-secret',
+    '*:production.a-secret',
+  ].map(keyOf);
+  expect(new Set(keys).size).toBe(keys.length);
+  // the same environment and projects share one backup, whichever token reads them
+  expect(keyOf('*:development.another-secret')).toBe(keys[0]);
+  expect(keys.join()).not.toMatch(/secret/);
+});
+
+test('in a proxy of several tokens, each environment starts from its own backup only, whichever proxy wrote it', async () => {
+  await developmentBackup();
+  upstream.addToken(UP_PROD, PROD);
+  upstream.fault = { status: 503 };
+  const both = await proxy(`${UP_DEV},${UP_PROD}`, 'unused', {
+    clientKeys: ['dev-key@development', 'prod-key@production'],
+  });
+  await waitFor(async () => (await fetch(`${both.url}/proxy/health`)).status === 200, 15_000);
+  expect(await toggles(both.url, 'dev-key')).toEqual({
+    status: 200,
+    names: ['dev-only-flag', 'shared-flag'],
+  });
+  expect(await toggles(both.url, 'prod-key')).toEqual({ status: 503, names: [] });
+});
+
+test("a bootstrap is the first upstream token's environment's: another environment never starts from it", async () => {
+  // the upstream knows both tokens, and is down
+  upstream.addToken(UP_PROD, PROD);
+  upstream.fault = { status: 503 };
+  const both = await proxy(`${UP_DEV},${UP_PROD}`, 'unused', {
+    redisUrl: undefined,
+    clientKeys: ['dev-key@development', 'prod-key@production'],
+    expBootstrap: { data: [on('bootstrapped-flag') as FeatureInterface] },
+  });
+  await waitFor(async () => (await fetch(`${both.url}/proxy/health`)).status === 200, 15_000);
+  expect(await toggles(both.url, 'dev-key')).toEqual({ status: 200, names: ['bootstrapped-flag'] });
+  await waitFor(
+    () => upstream.featureRequests().filter((r) => r.headers.authorization === UP_PROD).length >= 1,
+  );
+  expect(await toggles(both.url, 'prod-key')).toEqual({ status: 503, names: [] });
+});
