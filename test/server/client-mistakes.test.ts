@@ -1,28 +1,10 @@
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
-import type { Logger, LogLevel } from '../../src/common/logging/logger';
 import { startFlagServer, type RunningFlagServer } from '../../src/server';
 import { ADMIN_TOKEN, CLIENT_TOKEN, TOKENS, backends, useTestServer } from './helpers/backends';
+import { captureLogger } from './helpers/capture-logger';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-type Line = { level: LogLevel; msg: string; fields?: Record<string, unknown> };
-
-function captureLogger(): Logger & { lines: Line[]; at(level: LogLevel): Line[] } {
-  const lines: Line[] = [];
-  const at = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
-    lines.push({ level, msg, fields });
-  };
-  return {
-    lines,
-    at: (level) => lines.filter((l) => l.level === level),
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    fatal: at('fatal'),
-  };
-}
 
 function expectValidationError(res: request.Response, message: RegExp): void {
   expect(res.status).toBe(400);

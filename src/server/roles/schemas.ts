@@ -1,8 +1,5 @@
 import { z } from 'zod';
-
-/** NUL: PostgreSQL cannot store it in text, so it is refused in every field before any query. */
-const NUL = '\u0000';
-const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+import { storedText } from '../http/stored-text';
 
 /**
  * What a role name may not contain: control characters (Cc), format characters (Cf: zero-width
@@ -14,8 +11,8 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
 
 const codePoint = (s: string) => `U+${(s.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
 
-const text = (what: string) =>
-  z.string({ error: `${what} must be a string` }).refine((s) => !s.includes(NUL), NUL_MESSAGE);
+/** Every field is stored: a NUL is refused before any query (see stored-text.ts). */
+const text = (what: string) => storedText(`${what} must be a string`);
 
 /** A role name: trimmed, 1..100 characters, none of them invisible or a control character. */
 const roleName = text('name')
