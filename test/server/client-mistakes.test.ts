@@ -36,6 +36,17 @@ describe.each(backends())('client mistakes on flags-server ($name)', (backend) =
     expectValidationError(res, /percent-encoding/);
   });
 
+  it('answers a metrics body of thousands of wrong counts with a short 400 naming the first 10 problems', async () => {
+    const toggles = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`t${i}`, { yes: -1, no: 0 }]));
+    const res = await request(server().app)
+      .post('/api/client/metrics')
+      .set('Authorization', CLIENT_TOKEN)
+      .send({ appName: 'a', instanceId: 'i', bucket: { start: 0, stop: 1, toggles } });
+    expectValidationError(res, /^Request body is not valid: bucket\.toggles\.t0\.yes: /);
+    expect(res.body.message).toMatch(/bucket\.toggles\.t9\.yes: [^;]+; … and 4990 more problems$/);
+    expect(res.text.length).toBeLessThan(2000);
+  });
+
   it.each([
     ['gzip', Buffer.from('this is not gzip')],
     ['gzip', gzipSync(Buffer.from('{"appName": "a", "instanceId": "i", "bucket": {')).subarray(0, 20)],

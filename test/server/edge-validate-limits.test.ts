@@ -79,6 +79,25 @@ describe.each(backends())('limits of POST /edge/validate on $name', (backend) =>
     }
   });
 
+  it('answers a body of thousands of wrong elements with one short 400: the count is checked first, at most 10 problems are named', async () => {
+    // 100 KiB of numbers: about 50,000 elements, none a string.
+    const many = `{"tokens":[${Array.from({ length: (LIMIT - 20) / 2 }, () => '1').join(',')}]}`;
+    expect(many.length).toBeLessThanOrEqual(LIMIT);
+    const res = await validate(many);
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe(
+      'Request body is not valid: tokens: must hold at most 250 tokens per request (send more in several requests)',
+    );
+    // 250 wrong elements: each is a problem, the answer names 10 and counts the others.
+    const wrong = await validate(JSON.stringify({ tokens: Array.from({ length: 250 }, (_, i) => i) }));
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.message).toMatch(
+      /^Request body is not valid: tokens\[0\]: each token must be a string; /,
+    );
+    expect(wrong.body.message).toContain('tokens[9]: each token must be a string; … and 240 more problems');
+    expect(wrong.text.length).toBeLessThan(1000);
+  });
+
   it('takes a body of exactly 100 KiB, and answers 413 PayloadTooLarge to one byte more', async () => {
     // 250 tokens of 400 characters: just under the limit, then padded with blanks to exactly it.
     const tokens = [...guesses(249, 400), FRONTEND];

@@ -16,14 +16,14 @@ export const EDGE_VALIDATE_BODY_LIMIT = 100 * 1024;
 /** `POST /edge/validate`, as Unleash Edge sends it: `{"tokens": ["<token>", ...]}`. */
 export const validateTokensSchema = z.object(
   {
+    // The count first: a longer array is refused without looking at its elements.
     tokens: z
-      .array(z.string({ error: 'each token must be a string' }), {
-        error: 'must be an array of token strings',
-      })
+      .array(z.unknown(), { error: 'must be an array of token strings' })
       .max(
         MAX_TOKENS_PER_VALIDATION,
         `must hold at most ${MAX_TOKENS_PER_VALIDATION} tokens per request (send more in several requests)`,
-      ),
+      )
+      .pipe(z.array(z.string({ error: 'each token must be a string' }))),
   },
   { error: 'must be a JSON object {"tokens": [...]}' },
 );
