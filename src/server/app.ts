@@ -9,6 +9,7 @@ import { PgClientStore, type ClientStore } from './client-metrics/client-store';
 import { parseServerConfig } from './config/parse-config';
 import type { FlagServerOptions, ServerConfig } from './config/types';
 import { edgeRouter } from './edge/router';
+import { EDGE_VALIDATE_BODY_LIMIT } from './edge/schemas';
 import { FeatureSource } from './features/feature-source';
 import { healthRouter } from './health/router';
 import { rejectMalformedPath } from './http/reject-malformed-path';
@@ -81,7 +82,7 @@ export async function createFlagServer(
       '/api/client',
       clientApiRouter({ tokens: stores.tokens, features, clients: stores.clients, bodyLimit: BODY_LIMIT }),
     );
-    app.use(edgeRouter({ tokens: stores.tokens, bodyLimit: BODY_LIMIT }));
+    app.use(edgeRouter({ tokens: stores.tokens, bodyLimit: EDGE_VALIDATE_BODY_LIMIT }));
     app.use(
       '/api/admin',
       requireToken(stores.tokens, 'admin'),

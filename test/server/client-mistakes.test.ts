@@ -1,28 +1,10 @@
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
-import type { Logger, LogLevel } from '../../src/common/logging/logger';
 import { startFlagServer, type RunningFlagServer } from '../../src/server';
 import { ADMIN_TOKEN, CLIENT_TOKEN, TOKENS, backends, useTestServer } from './helpers/backends';
+import { captureLogger } from './helpers/capture-logger';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-type Line = { level: LogLevel; msg: string; fields?: Record<string, unknown> };
-
-function captureLogger(): Logger & { lines: Line[]; at(level: LogLevel): Line[] } {
-  const lines: Line[] = [];
-  const at = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
-    lines.push({ level, msg, fields });
-  };
-  return {
-    lines,
-    at: (level) => lines.filter((l) => l.level === level),
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    fatal: at('fatal'),
-  };
-}
 
 function expectValidationError(res: request.Response, message: RegExp): void {
   expect(res.status).toBe(400);
@@ -52,6 +34,17 @@ describe.each(backends())('client mistakes on flags-server ($name)', (backend) =
   ])('answers 400 ValidationError to the bad percent-escape of GET %s', async (path, token) => {
     const res = await request(server().app).get(path).set('Authorization', token);
     expectValidationError(res, /percent-encoding/);
+  });
+
+  it('answers a metrics body of thousands of wrong counts with a short 400 naming the first 10 problems', async () => {
+    const toggles = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`t${i}`, { yes: -1, no: 0 }]));
+    const res = await request(server().app)
+      .post('/api/client/metrics')
+      .set('Authorization', CLIENT_TOKEN)
+      .send({ appName: 'a', instanceId: 'i', bucket: { start: 0, stop: 1, toggles } });
+    expectValidationError(res, /^Request body is not valid: bucket\.toggles\.t0\.yes: /);
+    expect(res.body.message).toMatch(/bucket\.toggles\.t9\.yes: [^;]+; … and 4990 more problems$/);
+    expect(res.text.length).toBeLessThan(2000);
   });
 
   it.each([

@@ -48,6 +48,7 @@ describe('the embedded database in a data directory', () => {
         '002_client_applications.sql',
         '003_role_name_keys.sql',
         '004_token_scopes.sql',
+        '005_role_name_skeletons.sql',
       ]);
     } finally {
       await second.close();

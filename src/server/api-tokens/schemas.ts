@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storedText } from '../http/stored-text';
 
 const PROJECT = /^(\*|[A-Za-z0-9][A-Za-z0-9_.-]{0,99})$/;
 const project = z.string().regex(PROJECT, 'must be "*" or a project name (letters, digits, _ . -)');
@@ -18,10 +19,10 @@ export const createApiTokenSchema = z
           z.enum(['client', 'backend', 'frontend'], { error: 'must be "client", "backend" or "frontend"' }),
         )
         .transform((t) => (t === 'backend' ? 'client' : t)),
-      environment: z.string({ error: 'must be one of the configured environments' }).min(1),
+      environment: storedText('must be one of the configured environments').min(1),
       projects: z.array(project, { error: 'must be an array of project names' }).min(1).optional(),
       project: project.optional(),
-      tokenName: z.string().max(200).optional(),
+      tokenName: storedText().max(200).optional(),
     },
     { error: 'must be a JSON object with type, environment and projects' },
   )

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { dataRecord } from '../../common/http/data-record';
+import { storedText } from '../http/stored-text';
 
 /** A time as an ISO 8601 string or epoch milliseconds, as SDKs send it. */
 const instant = z.union([
@@ -7,10 +8,8 @@ const instant = z.union([
   z.number({ error: 'must be an ISO 8601 date-time or epoch milliseconds' }).int().nonnegative(),
 ]);
 const count = z.number().int().nonnegative();
-const nonEmpty = z
-  .string({ error: 'must be a non-empty string' })
-  .trim()
-  .min(1, 'must be a non-empty string');
+/** Names and versions below are stored: a NUL in any of them is a 400 (see stored-text.ts). */
+const nonEmpty = storedText('must be a non-empty string').trim().min(1, 'must be a non-empty string');
 
 /**
  * `POST /api/client/register`. Unknown fields (connectionId, platformName, specVersion, …, which
@@ -19,8 +18,8 @@ const nonEmpty = z
 export const registerSchema = z.object({
   appName: nonEmpty,
   instanceId: nonEmpty,
-  sdkVersion: z.string().optional(),
-  strategies: z.array(z.string()).default([]),
+  sdkVersion: storedText().optional(),
+  strategies: z.array(storedText()).default([]),
   started: instant.optional(),
   interval: count.optional(),
 });
@@ -28,7 +27,7 @@ export const registerSchema = z.object({
 export const toggleCountsSchema = z.object({
   yes: count,
   no: count,
-  variants: dataRecord(z.string(), count).optional(),
+  variants: dataRecord(storedText(), count).optional(),
 });
 
 /**
@@ -42,7 +41,7 @@ export const metricsSchema = z
     bucket: z.object({
       start: instant,
       stop: instant,
-      toggles: dataRecord(z.string().min(1, 'a toggle name must not be empty'), toggleCountsSchema),
+      toggles: dataRecord(storedText().min(1, 'a toggle name must not be empty'), toggleCountsSchema),
     }),
   })
   .superRefine((m, ctx) => {

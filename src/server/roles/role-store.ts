@@ -1,6 +1,6 @@
 import { NameExistsError } from '../../common/errors/http-errors';
 import { sqlState, type Db } from '../storage/db';
-import { roleNameKey } from './name-key';
+import { roleNameKeys } from './name-key';
 
 export type RoleType = 'root' | 'root-custom' | 'project' | 'custom';
 
@@ -29,7 +29,7 @@ export interface NewRole {
 export interface RoleStore {
   /**
    * Creates a role with its permissions; throws NameExistsError when a role with the same name key
-   * exists (see name-key.ts: case, look-alike characters and blanks ignored).
+   * exists (see name-key.ts: case, invisible and confusable characters and blanks ignored).
    */
   create(role: NewRole): Promise<Role>;
   get(id: number): Promise<Role | undefined>;
@@ -37,8 +37,9 @@ export interface RoleStore {
   list(): Promise<Role[]>;
   permissionsOf(roleId: number): Promise<RolePermission[]>;
   /**
-   * Gives roles stored before name keys existed their key; answers the names whose key another role
-   * already holds (left without a key, so the older role keeps the name).
+   * Gives roles stored before the current name keys (migrations 003, 005) their keys, in id order;
+   * answers the names whose key another role already holds (left without keys, so the older role
+   * keeps the name).
    */
   fillNameKeys(): Promise<string[]>;
 }
@@ -70,9 +71,11 @@ export class PgRoleStore implements RoleStore {
   async create(role: NewRole): Promise<Role> {
     try {
       return await this.db.transaction(async (tx) => {
+        const keys = roleNameKeys(role.name);
         const [row] = await tx.query<RoleRow>(
-          `INSERT INTO roles (name, name_key, description, type) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`,
-          [role.name, roleNameKey(role.name), role.description, role.type],
+          `INSERT INTO roles (name, name_key, name_key_cased, description, type) VALUES ($1, $2, $3, $4, $5)
+           RETURNING ${COLUMNS}`,
+          [role.name, keys.folded, keys.cased, role.description, role.type],
         );
         const created = toRole(row);
         if (role.permissions.length > 0) {
@@ -90,7 +93,7 @@ export class PgRoleStore implements RoleStore {
         const existing = await this.getByName(role.name);
         const which = existing ? ` as role "${existing.name}" (id ${existing.id})` : '';
         throw new NameExistsError(
-          `A role named "${role.name}" already exists${which} (names are compared ignoring case, blanks and look-alike characters)`,
+          `A role named "${role.name}" already exists${which} (names are compared ignoring case, blanks, invisible and look-alike characters)`,
         );
       }
       throw err;
@@ -103,11 +106,12 @@ export class PgRoleStore implements RoleStore {
   }
 
   async getByName(name: string): Promise<Role | undefined> {
+    const keys = roleNameKeys(name);
     const rows = await this.db.query<RoleRow>(
       `SELECT ${COLUMNS} FROM roles
-       WHERE name_key = $1 OR (name_key IS NULL AND lower(btrim(name)) = lower(btrim($2)))
+       WHERE name_key = $1 OR name_key_cased = $2 OR (name_key IS NULL AND lower(btrim(name)) = lower(btrim($3)))
        ORDER BY id LIMIT 1`,
-      [roleNameKey(name), name],
+      [keys.folded, keys.cased, name],
     );
     return rows[0] && toRole(rows[0]);
   }
@@ -127,23 +131,33 @@ export class PgRoleStore implements RoleStore {
   }
 
   async fillNameKeys(): Promise<string[]> {
+    // name_key_cased is written with name_key by this version only: a row without it has no keys yet,
+    // or keys of an older version (a role created by an older server during a rolling upgrade).
     const rows = await this.db.query<{ id: number; name: string }>(
-      'SELECT id, name FROM roles WHERE name_key IS NULL ORDER BY id',
+      'SELECT id, name FROM roles WHERE name_key_cased IS NULL ORDER BY id',
     );
     const clashes: string[] = [];
     for (const row of rows) {
+      const keys = roleNameKeys(row.name);
       let updated: { id: number } | undefined;
       try {
         [updated] = await this.db.query<{ id: number }>(
-          `UPDATE roles SET name_key = $2 WHERE id = $1
-             AND NOT EXISTS (SELECT 1 FROM roles r WHERE r.name_key = $2 AND r.id <> $1) RETURNING id`,
-          [row.id, roleNameKey(row.name)],
+          `UPDATE roles SET name_key = $2, name_key_cased = $3 WHERE id = $1
+             AND NOT EXISTS (SELECT 1 FROM roles r WHERE (r.name_key = $2 OR r.name_key_cased = $3) AND r.id <> $1)
+           RETURNING id`,
+          [row.id, keys.folded, keys.cased],
         );
       } catch (err) {
         // Another server starting on the same database gave this key to another role first.
         if (sqlState(err) !== '23505') throw err;
       }
-      if (!updated) clashes.push(row.name);
+      if (!updated) {
+        // Left without keys (an older version's key would no longer match what it is compared with).
+        await this.db.query('UPDATE roles SET name_key = NULL WHERE id = $1 AND name_key_cased IS NULL', [
+          row.id,
+        ]);
+        clashes.push(row.name);
+      }
     }
     return clashes;
   }

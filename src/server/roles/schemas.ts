@@ -1,8 +1,6 @@
 import { z } from 'zod';
-
-/** NUL: PostgreSQL cannot store it in text, so it is refused in every field before any query. */
-const NUL = '\u0000';
-const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+import { storedText } from '../http/stored-text';
+import { roleNameVisible } from './name-key';
 
 /**
  * What a role name may not contain: control characters (Cc), format characters (Cf: zero-width
@@ -14,10 +12,14 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
 
 const codePoint = (s: string) => `U+${(s.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
 
-const text = (what: string) =>
-  z.string({ error: `${what} must be a string` }).refine((s) => !s.includes(NUL), NUL_MESSAGE);
+/** Every field is stored: a NUL is refused before any query (see stored-text.ts). */
+const text = (what: string) => storedText(`${what} must be a string`);
 
-/** A role name: trimmed, 1..100 characters, none of them invisible or a control character. */
+/**
+ * A role name: trimmed, 1..100 characters, none of them a control or format character, and not made
+ * only of characters that show nothing (Hangul fillers U+3164, U+115F, U+1160, U+FFA0, variation
+ * selectors and other default-ignorable code points, blanks, the braille blank U+2800).
+ */
 const roleName = text('name')
   .trim()
   .min(1, 'must be a non-empty string')
@@ -28,6 +30,11 @@ const roleName = text('name')
       ctx.addIssue({
         code: 'custom',
         message: `must not contain control, format, zero-width or bidi characters (found ${codePoint(found[0])} at position ${found.index})`,
+      });
+    } else if (roleNameVisible(s) === '') {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must contain a visible character (got only invisible, filler or blank characters: ${[...new Set(s)].map(codePoint).join(' ')})`,
       });
     }
   });
