@@ -2,6 +2,7 @@ import compression from 'compression';
 import express, { type Express, type Response } from 'express';
 import { errorMiddleware, notFoundHandler } from '../common/http/error-middleware';
 import { logEffectiveConfig } from '../common/logging/redact';
+import { ProcessBudget } from './budgets/process-budget';
 import { PROXY_OPTIONS } from './config/options';
 import { parseConfig } from './config/parse-config';
 import type { ProxyConfig, ProxyOptions } from './config/types';
@@ -57,6 +58,8 @@ export type ProxyApp = Express & {
   readonly environments: EnvironmentRegistry;
   /** The upstream's word on unconfigured Unleash-format keys; undefined while validation is off. */
   readonly tokenValidator: TokenValidator | undefined;
+  /** The app's limits and memory budgets, shared by every environment and project view. */
+  readonly budget: ProcessBudget;
 };
 
 /** Assembles a proxy: configuration in, Express app out. */
@@ -70,12 +73,15 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   // Series of the environments (backup, change streams) are moved to the app's registry below.
   const staging = new Registry();
   const usageHooks: { metrics?: ProxyMetrics } = {};
+  // One budget per app: every environment and project view shares its limits and memory.
+  const budget = new ProcessBudget(config, staging);
   const environments = new EnvironmentRegistry({
     config,
     strategies,
     enrichers,
     httpOptions,
     registry: staging,
+    budget,
     onClientUsageDrop: (reason) => usageHooks.metrics?.onClientUsageDrop(reason),
     onClientUsageForward: (path, result) => usageHooks.metrics?.onClientUsageForward(path, result),
   });
@@ -210,6 +216,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     streams: first.changeStreams,
     ready: environments,
     scopeOf: (res) => ofrepScopeOf(scopeOf(res)),
+    bodies: budget.evaluation.bodies,
     maxBodySize: config.maxBodySize,
     auth: {
       clientKeysHeaderName: header,
@@ -276,6 +283,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     metrics,
     environments,
     tokenValidator: validator,
+    budget,
   });
 }
 

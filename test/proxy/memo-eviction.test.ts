@@ -7,6 +7,7 @@ import type { Context } from 'unleash-client';
 import { silentLogger } from '../../src/common/logging/logger';
 import type { ProxyApp } from '../../src/proxy/app';
 import { DEFAULT_BUDGETS, Evaluator } from '../../src/proxy/evaluation/evaluator';
+import { EvaluationMemory } from '../../src/proxy/evaluation/evaluation-memory';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type { FastEvaluation, FeatureRepository } from '../../src/proxy/upstream/feature-repository';
 import { readyProxyFor } from '../support/proxy';
@@ -71,10 +72,11 @@ function counted(features: FeatureRepository): { repository: FeatureRepository; 
 test('a full memo forgets its oldest row to keep a new one, and keeps the rest', async () => {
   const { repository, evaluations } = counted(app.features);
   // room for two rows: two plans of two toggles
-  const evaluator = new Evaluator(repository, silentLogger, {
-    ...DEFAULT_BUDGETS,
-    memoBytes: 2 * ROW + 50,
-  });
+  const evaluator = new Evaluator(
+    repository,
+    silentLogger,
+    new EvaluationMemory({ ...DEFAULT_BUDGETS, memoBytes: 2 * ROW + 50 }),
+  );
   let user = 0;
   // a new user every time, so no whole answer is kept: every toggle is looked up in its memo
   const ask = (plan: string) => {

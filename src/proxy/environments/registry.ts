@@ -1,7 +1,8 @@
 import type { Strategy } from 'unleash-client';
 import type { HttpOptions } from 'unleash-client/lib/http-options';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { createBackup } from '../backup/create-backup';
+import type { ProcessBudget } from '../budgets/process-budget';
 import type { ContextEnricher, ProxyConfig } from '../config/types';
 import { Environment, type ScopeServing } from './environment';
 import { normaliseProjects } from './scope';
@@ -14,6 +15,8 @@ export interface RegistryOptions {
   httpOptions: HttpOptions;
   /** The app's Prometheus registry. */
   registry: Registry;
+  /** The app's limits and budgets, shared by every environment. */
+  budget: ProcessBudget;
   onClientUsageDrop?: (reason: string) => void;
   onClientUsageForward?: (path: string, result: string) => void;
 }
@@ -51,8 +54,7 @@ export class EnvironmentRegistry {
         named: upstream.named,
         unservedWhenRefused: several,
         scopedEtags: several || upstream.named,
-        // The change-stream series of the first environment go to the app's registry.
-        registry: index === 0 ? options.registry : new Registry(),
+        budget: options.budget,
         onClientUsageDrop: options.onClientUsageDrop,
         onClientUsageForward: options.onClientUsageForward,
       });

@@ -52,13 +52,13 @@ const CONTENT_TYPE = 'application/json; charset=utf-8';
  * with Node's response API only.
  */
 export class OfrepBulk {
-  private readonly bodies = new BodyBuffers();
-
   constructor(
     /** What one request's context may hold (the proxy's first pipeline's). */
     private readonly limits: ContextLimits,
     /** The stream token of an accepted client key (remembered when the key is not configured). */
     private readonly tokenOf: (key: string) => string,
+    /** Memory for answers written once (the app's, shared with evaluation). */
+    private readonly bodies = new BodyBuffers(),
   ) {}
 
   /** The evaluation input of a parsed body; throws an `OfrepError` (400) the route answers in OFREP's shape. */

@@ -8,6 +8,7 @@ import {
 } from '../../common/errors/http-errors';
 import { jsonBody } from '../../common/http/json-body';
 import type { EvaluationInput, EvaluationPipeline } from '../evaluation/pipeline';
+import type { BodyBuffers } from '../evaluation/body-buffers';
 import { evaluateWithDetails } from '../evaluation/details';
 import { requireReady } from '../readiness/require-ready';
 import type { FeatureRepository } from '../upstream/feature-repository';
@@ -30,6 +31,8 @@ export interface OfrepRouterOptions {
   ready?: Pick<FeatureRepository, 'isReady'>;
   /** What serves the request's key scope, when the proxy serves several (else the options above). */
   scopeOf?: (res: Response) => OfrepScope;
+  /** Memory for bulk answers written once: the app's (else one of its own). */
+  bodies?: BodyBuffers;
 }
 
 function sendJson(res: Response, status: number, body: unknown): void {
@@ -55,7 +58,7 @@ export function ofrepEndpoints(opts: OfrepRouterOptions): { router: Router; bulk
   const scopeOf = (res: Response): OfrepScope => opts.scopeOf?.(res) ?? opts;
   const tokenOf = (key: string): string =>
     opts.auth.resolveKey && !opts.auth.clientKeys.includes(key) ? streamKeys.remember(key) : streamToken(key);
-  const bulk = new OfrepBulk(opts.pipeline.contextLimits, tokenOf);
+  const bulk = new OfrepBulk(opts.pipeline.contextLimits, tokenOf, opts.bodies);
 
   // the full context: the body's (checked by `ofrepInput`) through the scope's context step
   const contextOf = (input: EvaluationInput, req: Request, res: Response): Promise<Context> =>
