@@ -14,10 +14,10 @@ import { clientMetricsRouter } from './client-metrics/router';
 import { CorsHeaderMemo } from './cors/cors-headers';
 import { corsMiddleware } from './cors/cors-middleware';
 import { docsRouter } from './docs/router';
-import { registerEnvironmentMetrics } from './environments/environment-metrics';
+import { environmentLabels, registerEnvironmentMetrics } from './environments/environment-metrics';
 import { KeyScopes } from './environments/key-scopes';
 import { EnvironmentRegistry } from './environments/registry';
-import type { ScopeServing } from './environments/environment';
+import type { Environment, ScopeServing } from './environments/environment';
 import { environmentRefused, requireScope, scopeOf } from './environments/require-scope';
 import { installFastLane, type FastLaneOptions } from './evaluation/fast-lane';
 import { installPostLane } from './evaluation/post-lane';
@@ -31,6 +31,7 @@ import { ofrepEndpoints, ofrepErrors } from './ofrep/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
 import { RequestMetrics } from './prometheus/request-metrics';
+import { environmentScrape } from './prometheus/environment-filter';
 import { prometheusRouter } from './prometheus/router';
 import { requireReady } from './readiness/require-ready';
 import { serverSdkRouter } from './server-sdk/router';
@@ -93,8 +94,15 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     const metric = staging.getSingleMetric(name);
     if (metric) metrics.registry.registerMetric(metric);
   }
-  if (environments.environments.length > 1 || environments.named)
+  // Several environments: a scrape shows the key's own environment's series only.
+  const scrapeViews = new Map<Environment, (text: string) => string>();
+  if (environments.environments.length > 1 || environments.named) {
     registerEnvironmentMetrics(metrics.registry, environments);
+    const labels = environmentLabels(environments);
+    environments.environments.forEach((env, i) =>
+      scrapeViews.set(env, environmentScrape(labels[i], env === first)),
+    );
+  }
   metrics.trackClientUsage(usageOfAll(environments.environments.map((e) => e.clientUsage)));
 
   const validator =
@@ -183,8 +191,16 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       maxBodySize: config.maxBodySize,
     }),
   );
+  // A scrape shows its key's environment, also while that environment cannot be served (ready 0).
+  app.use(
+    proxyPath,
+    prometheusRouter(
+      metrics,
+      (res) => scrapeViews.get(scopeOf(res).environment),
+      requireScope({ ...frontendKey, whileUnserved: true }),
+    ),
+  );
   app.use(clientPaths, requireScope(frontendKey));
-  app.use(proxyPath, prometheusRouter(metrics));
   app.use(
     clientPaths,
     evaluationRouter((res) => scopeOf(res).pipeline, config.maxBodySize),

@@ -1,6 +1,7 @@
 /**
  * One budget per app: change streams, evaluation memory (answer caches, memos, body buffers) and
- * project views are shared by every environment and view of an app; two apps keep their own.
+ * project views are shared by every environment and view of an app; two apps keep their own. And
+ * a scrape shows only its key's environment.
  */
 import request from 'supertest';
 import type { ProxyApp } from '../../src/proxy/app';
@@ -228,5 +229,42 @@ describe('project views: kept per app', () => {
     } finally {
       await many.stop();
     }
+  });
+});
+
+describe('Prometheus: a key sees its own environment', () => {
+  const scrape = async (app: ProxyApp, key: string) => {
+    const res = await request(app).get('/proxy/internal-backstage/prometheus').set('Authorization', key);
+    expect(res.status).toBe(200);
+    return res.text;
+  };
+
+  test('per-environment series are those of the key’s environment; process-wide series stay', async () => {
+    const app = await twoEnvironments();
+    await request(app).get('/proxy').set('Authorization', 'prod-key').expect(200);
+    const dev = await scrape(app, 'dev-key');
+    expect(dev).toContain('flags_proxy_environment_toggles{environment="development"} 3');
+    expect(dev).not.toContain('environment="production"');
+    // the specification's unlabelled series describe the first upstream token: development's
+    expect(dev).toMatch(/^flags_proxy_toggles 3$/m);
+    const prod = await scrape(app, 'prod-key');
+    expect(prod).toContain('flags_proxy_environment_toggles{environment="production"} 2');
+    expect(prod).toContain('flags_proxy_environment_ready{environment="production"} 1');
+    expect(prod).not.toContain('environment="development"');
+    expect(prod).not.toMatch(/^flags_proxy_toggles /m);
+    expect(prod).not.toContain('last_metrics_fetch_epoch_timestamp_ms');
+    expect(prod).not.toContain('flags_proxy_upstream_fetch_errors_total');
+    for (const text of [dev, prod]) {
+      expect(text).toMatch(/^flags_proxy_up 1$/m);
+      expect(text).toMatch(/^flags_proxy_event_streams 0$/m);
+      expect(text).toMatch(
+        /^flags_proxy_http_requests_total\{method="GET",route="\/proxy",status="200"\} 1$/m,
+      );
+      expect(text).toContain('process_cpu_user_seconds_total');
+    }
+    // a project-limited key of development sees development's
+    const shop = await scrape(app, SHOP_KEY);
+    expect(shop).toContain('environment="development"');
+    expect(shop).not.toContain('environment="production"');
   });
 });
