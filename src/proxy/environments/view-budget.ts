@@ -1,7 +1,7 @@
 /** Project views kept by one app, every environment together. */
 export const MAX_PROJECT_VIEWS = 256;
 /** Toggles the kept project views may hold together (each view compiles its own plan of them). */
-export const MAX_PROJECT_VIEW_TOGGLES = 100_000;
+export const MAX_PROJECT_VIEW_TOGGLES = 50_000;
 
 interface Kept<T> {
   readonly owner: object;
