@@ -2,9 +2,12 @@ import { SharedBudget } from '../budgets/shared-budget';
 import { Doorkeeper, type SharedAnswerBudget } from './answer-cache';
 import { BodyBuffers } from './body-buffers';
 
-/** The memory budgets of evaluation; none depends on the size of what clients send. */
+/**
+ * The memory budgets of evaluation, for one app (every environment and project view together);
+ * none depends on the size of what clients send.
+ */
 export interface EvaluationBudgets {
-  /** Bytes of whole answers kept for contexts seen at least twice (per definitions revision). */
+  /** Bytes of whole answers kept for contexts seen at least twice. */
   answerCacheBytes: number;
   /** Whole answers kept, at most. */
   answerCacheEntries: number;
