@@ -7,6 +7,7 @@ import request from 'supertest';
 import type { ProxyApp } from '../../src/proxy/app';
 import { SharedBudget } from '../../src/proxy/budgets/shared-budget';
 import { AnswerCache, Doorkeeper } from '../../src/proxy/evaluation/answer-cache';
+import { ViewBudget } from '../../src/proxy/environments/view-budget';
 import { LoopbackServers } from '../support/listen';
 import { proxyFor, waitFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
@@ -229,6 +230,37 @@ describe('project views: kept per app', () => {
     } finally {
       await many.stop();
     }
+  });
+});
+
+describe('the view budget', () => {
+  test('drops the least recently used view beyond its count or the toggles its views hold together', () => {
+    const dropped: string[] = [];
+    const views = new ViewBudget<{ name: string; toggles: number }>(3, 10);
+    const envA = {};
+    const envB = {};
+    const use = (owner: object, name: string, toggles = 2) =>
+      views.get(
+        owner,
+        name,
+        () => ({ name, toggles }),
+        (v) => v.toggles,
+        (v) => dropped.push(v.name),
+      );
+    const a1 = use(envA, 'p1');
+    use(envB, 'p1');
+    use(envA, 'p2');
+    expect(use(envA, 'p1')).toBe(a1); // kept, and now the most recently used
+    use(envB, 'p3'); // a fourth view: the least recently used (envB's p1) goes
+    expect(dropped).toEqual(['p1']);
+    expect(views.size).toBe(3);
+    // 8 toggles more: over 10 together, the least recently used go until they fit
+    use(envA, 'big', 8);
+    expect(dropped).toEqual(['p1', 'p2', 'p1']);
+    expect(views.size).toBe(2);
+    views.dropAll(envB);
+    expect(dropped).toEqual(['p1', 'p2', 'p1', 'p3']);
+    expect(views.size).toBe(1);
   });
 });
 
