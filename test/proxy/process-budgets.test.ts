@@ -63,7 +63,8 @@ async function twoEnvironments(options: Parameters<typeof proxyFor>[1] = {}): Pr
     ...options,
   });
   apps.push(app);
-  await app.whenReady();
+  // every environment, not only the first to be ready
+  await Promise.all(app.environments.environments.map((e) => e.features.whenReady()));
   return app;
 }
 
