@@ -2,6 +2,7 @@ import compression from 'compression';
 import express, { type Express, type RequestHandler, type Response } from 'express';
 import { errorMiddleware, notFoundHandler } from '../common/http/error-middleware';
 import { logEffectiveConfig } from '../common/logging/redact';
+import { ProcessBudget } from './budgets/process-budget';
 import { PROXY_OPTIONS } from './config/options';
 import { parseConfig } from './config/parse-config';
 import type { ProxyConfig, ProxyOptions } from './config/types';
@@ -13,10 +14,10 @@ import { clientMetricsRouter } from './client-metrics/router';
 import { CorsHeaderMemo } from './cors/cors-headers';
 import { corsMiddleware } from './cors/cors-middleware';
 import { docsRouter } from './docs/router';
-import { registerEnvironmentMetrics } from './environments/environment-metrics';
+import { environmentLabels, registerEnvironmentMetrics } from './environments/environment-metrics';
 import { KeyScopes } from './environments/key-scopes';
 import { EnvironmentRegistry } from './environments/registry';
-import type { ScopeServing } from './environments/environment';
+import type { Environment, ScopeServing } from './environments/environment';
 import { environmentRefused, requireScope, scopeOf } from './environments/require-scope';
 import { installFastLane, type FastLaneOptions } from './evaluation/fast-lane';
 import { installPostLane } from './evaluation/post-lane';
@@ -30,6 +31,7 @@ import { ofrepEndpoints, ofrepErrors } from './ofrep/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
 import { RequestMetrics } from './prometheus/request-metrics';
+import { environmentScrape } from './prometheus/environment-filter';
 import { prometheusRouter } from './prometheus/router';
 import { requireReady } from './readiness/require-ready';
 import { serverSdkRouter } from './server-sdk/router';
@@ -61,6 +63,8 @@ export type ProxyApp = Express & {
   readonly environments: EnvironmentRegistry;
   /** The upstream's word on unconfigured Unleash-format keys; undefined while validation is off. */
   readonly tokenValidator: TokenValidator | undefined;
+  /** The app's limits and memory budgets, shared by every environment and project view. */
+  readonly budget: ProcessBudget;
 };
 
 /** Assembles a proxy: configuration in, Express app out. */
@@ -74,12 +78,15 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   // Series of the environments (backup, change streams) are moved to the app's registry below.
   const staging = new Registry();
   const usageHooks: { metrics?: ProxyMetrics } = {};
+  // One budget per app: every environment and project view shares its limits and memory.
+  const budget = new ProcessBudget(config, staging);
   const environments = new EnvironmentRegistry({
     config,
     strategies,
     enrichers,
     httpOptions,
     registry: staging,
+    budget,
     onClientUsageDrop: (reason) => usageHooks.metrics?.onClientUsageDrop(reason),
     onClientUsageForward: (path, result) => usageHooks.metrics?.onClientUsageForward(path, result),
   });
@@ -91,8 +98,15 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     const metric = staging.getSingleMetric(name);
     if (metric) metrics.registry.registerMetric(metric);
   }
-  if (environments.environments.length > 1 || environments.named)
+  // Several environments: a scrape shows the key's own environment's series only.
+  const scrapeViews = new Map<Environment, (text: string) => string>();
+  if (environments.environments.length > 1 || environments.named) {
     registerEnvironmentMetrics(metrics.registry, environments);
+    const labels = environmentLabels(environments);
+    environments.environments.forEach((env, i) =>
+      scrapeViews.set(env, environmentScrape(labels[i], env === first)),
+    );
+  }
   metrics.trackClientUsage(usageOfAll(environments.environments.map((e) => e.clientUsage)));
 
   const validator =
@@ -194,8 +208,16 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       maxBodySize: config.maxBodySize,
     }),
   );
+  // A scrape shows its key's environment, also while that environment cannot be served (ready 0).
+  app.use(
+    proxyPath,
+    prometheusRouter(
+      metrics,
+      (res) => scrapeViews.get(scopeOf(res).environment),
+      requireScope({ ...frontendKey, whileUnserved: true }),
+    ),
+  );
   app.use(clientPaths, requireScope(frontendKey));
-  app.use(proxyPath, prometheusRouter(metrics));
   app.use(
     clientPaths,
     evaluationRouter((res) => scopeOf(res).pipeline, config.maxBodySize),
@@ -232,6 +254,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     streams: first.changeStreams,
     ready: environments,
     scopeOf: (res) => ofrepScopeOf(scopeOf(res)),
+    bodies: budget.evaluation.bodies,
     maxBodySize: config.maxBodySize,
     vary: config.keyVary.ofrep,
     auth: {
@@ -299,6 +322,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     metrics,
     environments,
     tokenValidator: validator,
+    budget,
   });
 }
 

@@ -73,8 +73,8 @@ async function serve(options: ProxyOptions, env: NodeJS.ProcessEnv): Promise<Run
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= new Promise<void>((resolve) => {
-      // Open change streams would hold the server for the whole grace period.
-      app.changeStreams.close();
+      // Open change streams (of every environment) would hold the server for the whole grace period.
+      for (const environment of app.environments.environments) environment.changeStreams.close();
       server.close(() => resolve());
       server.closeIdleConnections();
       // Keep-alive clients that keep sending would hold the server open: cut them after a grace period.

@@ -170,11 +170,18 @@ describe('several upstream tokens, one environment each', () => {
     );
     expect((await request(app).get('/proxy').set('Authorization', 'dev-key')).status).toBe(200);
     expect((await request(app).get('/proxy/health')).status).toBe(200);
-    const metrics = await request(app)
+    // a scrape shows the key's own environment, also while that one cannot be served
+    const prodMetrics = await request(app)
+      .get('/proxy/internal-backstage/prometheus')
+      .set('Authorization', 'prod-key');
+    expect(prodMetrics.status).toBe(200);
+    expect(prodMetrics.text).toContain('flags_proxy_environment_ready{environment="production"} 0');
+    expect(prodMetrics.text).not.toContain('environment="development"');
+    const devMetrics = await request(app)
       .get('/proxy/internal-backstage/prometheus')
       .set('Authorization', 'dev-key');
-    expect(metrics.text).toContain('flags_proxy_environment_ready{environment="production"} 0');
-    expect(metrics.text).toContain('flags_proxy_environment_ready{environment="development"} 1');
+    expect(devMetrics.text).toContain('flags_proxy_environment_ready{environment="development"} 1');
+    expect(devMetrics.text).not.toContain('environment="production"');
   });
 
   test('a POST body with the context at its root (Unleash Edge’s form) is evaluated with that context', async () => {

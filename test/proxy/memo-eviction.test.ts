@@ -7,6 +7,7 @@ import type { Context } from 'unleash-client';
 import { silentLogger } from '../../src/common/logging/logger';
 import type { ProxyApp } from '../../src/proxy/app';
 import { DEFAULT_BUDGETS, Evaluator } from '../../src/proxy/evaluation/evaluator';
+import { EvaluationMemory } from '../../src/proxy/evaluation/evaluation-memory';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type { FastEvaluation, FeatureRepository } from '../../src/proxy/upstream/feature-repository';
 import { readyProxyFor } from '../support/proxy';
@@ -71,10 +72,11 @@ function counted(features: FeatureRepository): { repository: FeatureRepository; 
 test('a full memo forgets its oldest row to keep a new one, and keeps the rest', async () => {
   const { repository, evaluations } = counted(app.features);
   // room for two rows: two plans of two toggles
-  const evaluator = new Evaluator(repository, silentLogger, {
-    ...DEFAULT_BUDGETS,
-    memoBytes: 2 * ROW + 50,
-  });
+  const evaluator = new Evaluator(
+    repository,
+    silentLogger,
+    new EvaluationMemory({ ...DEFAULT_BUDGETS, memoBytes: 2 * ROW + 50 }),
+  );
   let user = 0;
   // a new user every time, so no whole answer is kept: every toggle is looked up in its memo
   const ask = (plan: string) => {
@@ -92,4 +94,37 @@ test('a full memo forgets its oldest row to keep a new one, and keeps the rest',
   expect(ask('p2')).toBe(0);
   expect(ask('p3')).toBe(0);
   expect(ask('p1')).toBe(2);
+});
+
+test('evaluators sharing one memory share one memo budget: a full one takes rows from each in turn', async () => {
+  const a = counted(app.features);
+  const b = counted(app.features);
+  // room for two rows in all, as one app's environments and views share it
+  const memory = new EvaluationMemory({ ...DEFAULT_BUDGETS, memoBytes: 2 * ROW + 50 });
+  const first = new Evaluator(a.repository, silentLogger, memory);
+  const second = new Evaluator(b.repository, silentLogger, memory);
+  let user = 0;
+  const ask = (evaluator: Evaluator, counter: () => number, plan: string) => {
+    const before = counter();
+    user += 1;
+    evaluator.reply({ kind: 'all' }, { userId: `u${user}`, properties: { plan } }, undefined);
+    return counter() - before;
+  };
+  expect(ask(first, a.evaluations, 'p1')).toBe(2);
+  expect(ask(first, a.evaluations, 'p2')).toBe(2);
+  expect(memory.memo.size).toBe(2);
+  // the second evaluator keeps its row: the first gives up its oldest (p1's)
+  expect(ask(second, b.evaluations, 'p3')).toBe(2);
+  expect(memory.memo.size).toBe(2);
+  expect(ask(second, b.evaluations, 'p3')).toBe(0);
+  expect(ask(first, a.evaluations, 'p2')).toBe(0);
+  // full again: this time the second gives up its row (its turn), then the first its oldest (p2's)
+  expect(ask(first, a.evaluations, 'p1')).toBe(2);
+  expect(ask(second, b.evaluations, 'p3')).toBe(2);
+  expect(ask(first, a.evaluations, 'p1')).toBe(0);
+  expect(memory.memo.size).toBe(2);
+  // a closed evaluator gives its rows back
+  second.close();
+  expect(memory.memo.bytes).toBeLessThanOrEqual(2 * ROW + 50);
+  expect(memory.memo.size).toBe(1);
 });

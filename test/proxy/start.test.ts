@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { sampleFeatures } from '../support/fixtures';
 import { waitFor } from '../support/proxy';
@@ -228,3 +230,62 @@ describe("client keys: required under the specification's names, optional under 
     }
   });
 });
+
+test('on SIGTERM the change streams of every environment are ended and the process exits without waiting out the grace period', async () => {
+  const dev = '*:development.upstream-dev-secret';
+  const prod = '*:production.upstream-prod-secret';
+  const upstream = await new TestUpstream(sampleFeatures(), dev).start();
+  upstream.addToken(prod, sampleFeatures());
+  const port = await freePort();
+  const { child, exited } = run({
+    FLAGS_URL: upstream.url,
+    FLAGS_API_TOKEN: `${dev},${prod}`,
+    FLAGS_PROXY_CLIENT_KEYS: 'dev-key@development,prod-key@production',
+    PORT: String(port),
+    FLAGS_METRICS_INTERVAL: '600000',
+  });
+  try {
+    await waitFor(async () => {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/proxy`, { headers: { Authorization: 'prod-key' } });
+        return res.status === 200;
+      } catch {
+        return false;
+      }
+    }, 15_000);
+    // a stream of the second environment (the first's were always ended)
+    const stream = await fetch(`http://127.0.0.1:${port}/ofrep/v1/flag-changes`, {
+      headers: { Authorization: 'prod-key' },
+    });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let received = '';
+    const ended = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return 'ended by the server';
+        received += Buffer.from(value).toString('utf8');
+      }
+    })().catch((err: unknown) => `cut: ${String(err)}`);
+    await waitFor(() => received.includes(': connected'));
+    child.kill('SIGTERM');
+    // the grace period is 10 s: a stream left open would hold the process that long
+    const within = (ms: number) =>
+      new Promise<'still running'>((r) => setTimeout(() => r('still running'), ms));
+    const outcome = await Promise.race([exited.then((r) => r.code), within(6_000)]);
+    expect(outcome).toBe(0);
+    expect(await ended).toBe('ended by the server');
+  } finally {
+    child.kill('SIGKILL');
+    await upstream.stop();
+  }
+}, 30_000);
+
+/** A port free right now on loopback (the built program is given a port, it cannot report one). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

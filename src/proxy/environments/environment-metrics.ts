@@ -1,12 +1,8 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { EnvironmentRegistry } from './registry';
 
-/**
- * Per-environment series, labelled `environment` (a second token of the same environment is
- * labelled `name#2`, …): readiness, toggles held and the upstream's last update and fetch. The
- * unlabelled series of the spec keep describing the first upstream token.
- */
-export function registerEnvironmentMetrics(registry: Registry, environments: EnvironmentRegistry): void {
+/** The `environment` label of each environment, in order: its name, `name#2` for a second token of it, … */
+export function environmentLabels(environments: EnvironmentRegistry): string[] {
   const labels: string[] = [];
   const seen = new Map<string, number>();
   for (const env of environments.environments) {
@@ -14,6 +10,16 @@ export function registerEnvironmentMetrics(registry: Registry, environments: Env
     seen.set(env.name, n);
     labels.push(n === 1 ? env.name : `${env.name}#${n}`);
   }
+  return labels;
+}
+
+/**
+ * Per-environment series, labelled `environment` (a second token of the same environment is
+ * labelled `name#2`, …): readiness, toggles held and the upstream's last update and fetch. The
+ * unlabelled series of the spec keep describing the first upstream token.
+ */
+export function registerEnvironmentMetrics(registry: Registry, environments: EnvironmentRegistry): void {
+  const labels = environmentLabels(environments);
   const each = (gauge: Gauge<'environment'>, value: (i: number) => number): void => {
     environments.environments.forEach((_env, i) => gauge.set({ environment: labels[i] }, value(i)));
   };

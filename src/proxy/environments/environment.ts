@@ -1,21 +1,17 @@
 import type { Strategy } from 'unleash-client';
 import type { HttpOptions } from 'unleash-client/lib/http-options';
-import type { Registry } from 'prom-client';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
+import type { ProcessBudget } from '../budgets/process-budget';
 import { ClientUsage } from '../client-metrics/client-usage';
 import type { ContextEnricher, ProxyConfig } from '../config/types';
 import { ConnectionMemo } from '../evaluation/connection-memo';
 import { Evaluator } from '../evaluation/evaluator';
 import { EvaluationPipeline } from '../evaluation/pipeline';
-import { effectiveStreamLimit } from '../ofrep/stream-limit';
 import { ChangeStreams } from '../ofrep/event-stream';
 import type { FeatureRepository } from '../upstream/feature-repository';
 import { UnleashFeatureRepository } from '../upstream/unleash-repository';
 import { ProjectView } from './project-view';
 import { coversProjects, isAllProjects, scopeKey, type Scope } from './scope';
-
-/** Project-limited views kept per environment; beyond this the least recently used one is dropped. */
-const MAX_VIEWS = 32;
 
 /** Everything a request of one scope is answered with. Built once per scope, shared by its keys. */
 export interface ScopeServing {
@@ -48,8 +44,8 @@ export interface EnvironmentOptions {
   unservedWhenRefused: boolean;
   /** False for a single-environment proxy: its derived ETags stay those it always had. */
   scopedEtags: boolean;
-  /** Where the change-stream series go (the app's registry for the first environment). */
-  registry: Registry;
+  /** The app's limits and budgets (streams, evaluation memory, project views), shared by every environment. */
+  budget: ProcessBudget;
   onClientUsageDrop?: (reason: string) => void;
   onClientUsageForward?: (path: string, result: string) => void;
 }
@@ -70,7 +66,6 @@ export class Environment {
   readonly all: ScopeServing;
   /** Epoch ms of the last time the upstream refused this environment's token (0: never). */
   private refusedAt = 0;
-  private readonly views = new Map<string, ScopeServing>();
 
   constructor(private readonly options: EnvironmentOptions) {
     const { config } = options;
@@ -95,9 +90,8 @@ export class Environment {
     });
     this.changeStreams = new ChangeStreams({
       features: this.features,
-      maxStreams: effectiveStreamLimit(config.maxStreams),
+      slots: options.budget.streams,
       heartbeatMs: config.streamHeartbeatInterval,
-      registry: options.registry,
     });
     this.all = this.serving({ environment: this.name, projects: ['*'] }, this.features);
   }
@@ -106,7 +100,7 @@ export class Environment {
     const evaluator = new Evaluator(
       features,
       this.options.config.logger,
-      undefined,
+      this.options.budget.evaluation,
       this.options.scopedEtags ? scopeKey(scope) : undefined,
     );
     const pipeline = new EvaluationPipeline({
@@ -136,24 +130,14 @@ export class Environment {
   servingFor(projects: readonly string[]): ScopeServing {
     if (isAllProjects(projects) || (this.projects.length > 0 && coversProjects(projects, this.projects)))
       return this.all;
-    const key = projects.join('\u0001');
-    const found = this.views.get(key);
-    if (found) {
-      this.views.delete(key);
-      this.views.set(key, found);
-      return found;
-    }
-    const serving = this.serving(
-      { environment: this.name, projects },
-      new ProjectView(this.features, projects),
+    // kept per app, every environment together (`ViewBudget`); a dropped view is rebuilt on use
+    return this.options.budget.views.get(
+      this,
+      projects.join('\u0001'),
+      () => this.serving({ environment: this.name, projects }, new ProjectView(this.features, projects)),
+      (view) => view.features.toggles().length,
+      dropView,
     );
-    this.views.set(key, serving);
-    if (this.views.size > MAX_VIEWS) {
-      const [oldestKey, oldest] = this.views.entries().next().value as [string, ScopeServing];
-      this.views.delete(oldestKey);
-      void oldest.features.close();
-    }
-    return serving;
   }
 
   /** Synchronised once, and not refused by the upstream since its last successful fetch. */
@@ -173,9 +157,14 @@ export class Environment {
 
   async close(): Promise<void> {
     this.changeStreams.close();
-    for (const view of this.views.values()) await view.features.close();
-    this.views.clear();
+    this.options.budget.views.dropAll(this);
     await Promise.all([this.clientUsage.close(), this.features.close()]);
     await this.options.backup?.close();
   }
+}
+
+/** A project view leaving the app's budget: its usage handed over, its memory given back. */
+function dropView(view: ScopeServing): void {
+  view.pipeline.evaluator.close();
+  void view.features.close();
 }

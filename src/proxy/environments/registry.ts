@@ -3,6 +3,7 @@ import type { HttpOptions } from 'unleash-client/lib/http-options';
 import { Registry } from 'prom-client';
 import { backupPlace } from '../backup/backup-scope';
 import { createBackup } from '../backup/create-backup';
+import type { ProcessBudget } from '../budgets/process-budget';
 import type { ContextEnricher, ProxyConfig } from '../config/types';
 import { Environment, type ScopeServing } from './environment';
 import { normaliseProjects } from './scope';
@@ -15,6 +16,8 @@ export interface RegistryOptions {
   httpOptions: HttpOptions;
   /** The app's Prometheus registry. */
   registry: Registry;
+  /** The app's limits and budgets, shared by every environment. */
+  budget: ProcessBudget;
   onClientUsageDrop?: (reason: string) => void;
   onClientUsageForward?: (path: string, result: string) => void;
 }
@@ -54,8 +57,7 @@ export class EnvironmentRegistry {
         named: upstream.named,
         unservedWhenRefused: several,
         scopedEtags: several || upstream.named,
-        // The change-stream series of the first environment go to the app's registry.
-        registry: index === 0 ? options.registry : new Registry(),
+        budget: options.budget,
         onClientUsageDrop: options.onClientUsageDrop,
         onClientUsageForward: options.onClientUsageForward,
       });

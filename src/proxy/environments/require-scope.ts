@@ -26,6 +26,8 @@ export interface RequireScopeOptions {
   /** The refusal without any key, and with keys that are all refused (built once). */
   missing: AuthenticationRequired;
   invalid: AuthenticationRequired;
+  /** Accept a key whose environment cannot be served now (a metrics scrape reports that state). */
+  whileUnserved?: boolean;
 }
 
 /** The serving of the first accepted key of a request; `missing` when no header carries one. */
@@ -47,7 +49,8 @@ export async function resolveRequestKey(
 
 /**
  * The key step as middleware: 401 without a key or with one that is refused; 503 when its
- * environment cannot be served; otherwise `res.locals.scope` is what serves it.
+ * environment cannot be served (unless `whileUnserved`); otherwise `res.locals.scope` is what
+ * serves it.
  */
 export function requireScope(opts: RequireScopeOptions): RequestHandler {
   return async (req, res, next) => {
@@ -56,7 +59,7 @@ export function requireScope(opts: RequireScopeOptions): RequestHandler {
       next(serving);
       return;
     }
-    const refused = environmentRefused(serving);
+    const refused = opts.whileUnserved ? undefined : environmentRefused(serving);
     if (refused) {
       res.setHeader('Retry-After', '1');
       next(refused);

@@ -1,9 +1,35 @@
+import { SharedBudget, type BudgetMember } from '../budgets/shared-budget';
+
 export interface AnswerCacheOptions {
   /** Upper bound of the summed sizes of all entries (keys are fixed-size digests, counted in). */
   maxBytes: number;
   maxEntries: number;
   /** Keys remembered to admit an entry on its second sighting only. */
   maxSeen: number;
+}
+
+/** Where a cache's entries are counted: a budget and a doorkeeper shared by every cache of an app. */
+export interface SharedAnswerBudget {
+  readonly budget: SharedBudget;
+  readonly doorkeeper: Doorkeeper;
+}
+
+/**
+ * Keys (fixed-size digests) seen once: an entry is worth caching only when its key was seen before.
+ * At `maxSeen` keys it starts again empty.
+ */
+export class Doorkeeper {
+  private seen = new Set<string>();
+
+  constructor(private readonly maxSeen: number) {}
+
+  /** Records a sighting of the key; true when it had been seen before. */
+  admit(key: string): boolean {
+    if (this.seen.has(key)) return true;
+    if (this.seen.size >= this.maxSeen) this.seen = new Set();
+    this.seen.add(key);
+    return false;
+  }
 }
 
 /** An entry, its size in bytes, and whether it was read since eviction last passed over it. */
@@ -22,13 +48,27 @@ const KEY_BYTES = 160;
  * before, so a stream of one-off contexts neither churns the cache nor grows memory. Eviction is
  * second-chance (CLOCK), an approximation of LRU whose hit costs one lookup and a flag: the oldest
  * entry goes unless it was read since eviction last passed it, in which case it moves to the back.
+ * Its bytes and entries count against a budget that may be shared with other caches (every view of
+ * an app): a full budget takes entries from each cache in turn (`SharedBudget`). `close` gives
+ * everything back.
  */
-export class AnswerCache<V> {
+export class AnswerCache<V> implements BudgetMember {
   private readonly entries = new Map<string, Slot<V>>();
-  private seen = new Set<string>();
+  private readonly budget: SharedBudget;
+  private readonly doorkeeper: Doorkeeper;
   private bytes = 0;
+  private closed = false;
 
-  constructor(private readonly options: AnswerCacheOptions) {}
+  constructor(options: AnswerCacheOptions | SharedAnswerBudget) {
+    if ('budget' in options) {
+      this.budget = options.budget;
+      this.doorkeeper = options.doorkeeper;
+    } else {
+      this.budget = new SharedBudget(options.maxBytes, options.maxEntries);
+      this.doorkeeper = new Doorkeeper(options.maxSeen);
+    }
+    this.budget.join(this);
+  }
 
   get size(): number {
     return this.entries.size;
@@ -47,33 +87,44 @@ export class AnswerCache<V> {
 
   /** Records a sighting of the key; true when it had been seen before (worth caching now). */
   admit(key: string): boolean {
-    if (this.seen.has(key)) return true;
-    if (this.seen.size >= this.options.maxSeen) this.seen = new Set();
-    this.seen.add(key);
-    return false;
+    return this.doorkeeper.admit(key);
   }
 
   /** Keeps `value` (of about `size` bytes) unless it is too large to keep: then it is only served. */
   set(key: string, value: V, size: number): void {
     const bytes = size + KEY_BYTES;
-    if (bytes > this.options.maxBytes / 8) return;
+    if (this.closed || bytes > this.budget.maxBytes / 8) return;
     this.delete(key);
+    if (!this.budget.reserve(bytes)) return;
     this.entries.set(key, { value, bytes, referenced: false });
     this.bytes += bytes;
-    while (this.bytes > this.options.maxBytes || this.entries.size > this.options.maxEntries) {
+  }
+
+  /**
+   * Forgets the oldest entry not read since eviction last passed it; a read one moves to the back
+   * with its flag cleared (one round clears every flag, so this ends within it).
+   */
+  evictOne(): boolean {
+    for (;;) {
       const oldest = this.entries.entries().next();
-      if (oldest.done) break;
+      if (oldest.done) return false;
       const [oldestKey, slot] = oldest.value;
-      if ((slot.referenced || oldestKey === key) && this.entries.size > 1) {
-        // A read entry, or the one being added, moves to the back with its flag cleared: one round
-        // clears every flag, so the loop ends within it.
+      if (slot.referenced && this.entries.size > 1) {
         slot.referenced = false;
         this.entries.delete(oldestKey);
         this.entries.set(oldestKey, slot);
       } else {
         this.delete(oldestKey);
+        return true;
       }
     }
+  }
+
+  /** Forgets every entry, gives their bytes back and keeps nothing more. */
+  close(): void {
+    this.closed = true;
+    for (const key of [...this.entries.keys()]) this.delete(key);
+    this.budget.leave(this);
   }
 
   delete(key: string): void {
@@ -81,5 +132,6 @@ export class AnswerCache<V> {
     if (slot === undefined) return;
     this.entries.delete(key);
     this.bytes -= slot.bytes;
+    this.budget.release(slot.bytes);
   }
 }

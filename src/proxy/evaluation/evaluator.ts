@@ -7,9 +7,10 @@ import { ownCopy } from '../context/build-context';
 import { canonicalContext } from '../context/canonical-context';
 import type { EvaluatedToggle, FastEvaluation, FeatureRepository } from '../upstream/feature-repository';
 import { AnswerCache } from './answer-cache';
-import { BodyBuffers } from './body-buffers';
 import { clockWindow, combine, isDeterministic, type Determinism } from './determinism';
 import { bodyEtag, derivedEtag } from './etag';
+import { EvaluationMemory } from './evaluation-memory';
+import type { BudgetMember } from '../budgets/shared-budget';
 import {
   compilePlan,
   memoKey,
@@ -56,24 +57,7 @@ export type Reply =
     }
   | { readonly notModified: true; readonly etag: string };
 
-/** The memory budgets of evaluation; none depends on the size of what clients send. */
-export interface EvaluationBudgets {
-  /** Bytes of whole answers kept for contexts seen at least twice (per definitions revision). */
-  answerCacheBytes: number;
-  /** Whole answers kept, at most. */
-  answerCacheEntries: number;
-  /** Bytes of remembered per-toggle results (rows of memo groups: keys and slots), all toggles together. */
-  memoBytes: number;
-  /** Longest memo key (the values of a toggle's input fields); longer contexts are evaluated, not remembered. */
-  memoKeyMaxLength: number;
-}
-
-export const DEFAULT_BUDGETS: EvaluationBudgets = {
-  answerCacheBytes: 32 * 1024 * 1024,
-  answerCacheEntries: 10_000,
-  memoBytes: 16 * 1024 * 1024,
-  memoKeyMaxLength: 256,
-};
+export { DEFAULT_BUDGETS, type EvaluationBudgets } from './evaluation-memory';
 
 /** Per-row overhead counted against the memo budget besides the key's characters and the slots. */
 const MEMO_ENTRY_BYTES = 96;
@@ -96,9 +80,15 @@ interface RevisionState {
   readonly cache: AnswerCache<CachedAnswer>;
   readonly usage: UsageTally;
   memoBytes: number;
+  memoRows: number;
   /** The memo group that gives up its oldest row next when the budget is reached. */
   evictAt: number;
+  /** This revision's memo as a holder of the app's memo budget. */
+  readonly memoMember: BudgetMember;
 }
+
+/** The budget of a closed evaluator's caches: nothing is kept. */
+const NOTHING_KEPT = { maxBytes: 0, maxEntries: 0, maxSeen: 1 };
 
 /** `Outcome.id` of a toggle whose evaluation threw: answered disabled and never counted. */
 export const FAILED = -2;
@@ -186,12 +176,13 @@ class MemoKeys {
 export class Evaluator {
   private state: RevisionState | undefined;
   private readonly failures: RateLimitedLog;
-  private readonly bodies = new BodyBuffers();
+  private closed = false;
 
   constructor(
     private readonly features: FeatureRepository,
     logger: Logger,
-    private readonly budgets: EvaluationBudgets = DEFAULT_BUDGETS,
+    /** The app's evaluation memory, shared with its other evaluators (a private one by default). */
+    private readonly memory: EvaluationMemory = new EvaluationMemory(),
     /** The key scope these answers belong to, part of their derived ETags (`etag.ts`). */
     private readonly scope?: string,
   ) {
@@ -306,7 +297,7 @@ export class Evaluator {
     if (!fast || fresh.revision === -1) return false;
     const state = this.revisionState(fast);
     const { enhanced, window } = fresh;
-    const keys = new MemoKeys(state.plan.groups, enhanced, window, this.budgets.memoKeyMaxLength);
+    const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
     for (const toggle of state.plan.toggles) {
       if (toggle.constant) visit(toggle, toggle.constant, undefined);
       else if (toggle.uncompiled) visit(toggle, undefined, undefined);
@@ -369,21 +360,46 @@ export class Evaluator {
     );
     // The replaced revision's counts go first: they are counts all the same.
     this.state?.usage.flush();
-    this.state = {
+    if (this.state) this.retire(this.state);
+    const memo = this.memory.memo;
+    const state: RevisionState = {
       plan,
       constants: plan.toggles.flatMap((t) => (t.constant && !t.quarantined ? t.constant : [])),
       usage: new UsageTally(plan.outcomes, (name, enabled, variant, times) =>
         this.features.addUsage(name, enabled, variant, times),
       ),
-      cache: new AnswerCache({
-        maxBytes: this.budgets.answerCacheBytes,
-        maxEntries: this.budgets.answerCacheEntries,
-        maxSeen: this.budgets.answerCacheEntries,
-      }),
+      // a closed evaluator (a dropped view answering a request in flight) keeps nothing
+      cache: new AnswerCache(this.closed ? NOTHING_KEPT : this.memory.answers),
       memoBytes: 0,
+      memoRows: 0,
       evictAt: 0,
+      memoMember: { evictOne: () => this.forgetOne(state) },
     };
-    return this.state;
+    if (!this.closed) memo.join(state.memoMember);
+    this.state = state;
+    return state;
+  }
+
+  /** Gives a revision's answers and memo back to the app's budgets. */
+  private retire(state: RevisionState): void {
+    state.cache.close();
+    this.memory.memo.leave(state.memoMember);
+    // its rows go with its plan
+    this.memory.memo.release(state.memoBytes, state.memoRows);
+    state.memoBytes = 0;
+    state.memoRows = 0;
+  }
+
+  /**
+   * Hands pending usage over and gives this evaluator's memory back to the app's budgets (a
+   * dropped project view). A request still in flight is answered, without keeping anything.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.state?.usage.flush();
+    if (this.state) this.retire(this.state);
+    this.state = undefined;
   }
 
   /**
@@ -403,7 +419,7 @@ export class Evaluator {
     const countConstantsOnce = selection.kind !== 'named';
     const entries: Buffer[] = [];
     const counted: Outcome[] = [];
-    const keys = new MemoKeys(state.plan.groups, enhanced, window, this.budgets.memoKeyMaxLength);
+    const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
     let cacheable = true;
     for (const toggle of toggles) {
       if (typeof toggle === 'string') {
@@ -431,7 +447,7 @@ export class Evaluator {
     // not kept: written once, its memory reused afterwards
     let release: (() => void) | undefined;
     const body = toggleListBody(entries, (length) => {
-      const taken = this.bodies.take(length);
+      const taken = this.memory.bodies.take(length);
       release = taken.release;
       return taken.body;
     });
@@ -485,8 +501,9 @@ export class Evaluator {
 
   /**
    * Keeps one result within the memo budget, in its group's row for the key (a row is made, and
-   * counted whole, for the first result of a key). Over budget, the oldest row of one group after
-   * another (round robin) is forgotten until the new one fits: eviction costs what insertion does,
+   * counted whole, for the first result of a key). The budget is the app's, shared by every
+   * evaluator: over it, the evaluators give up a row each in turn, each the oldest row of one group
+   * after another (round robin), until the new one fits: eviction costs what insertion does,
    * so a stream of new input values never clears every memo at once (a pause, and a burst of
    * evaluations after it).
    */
@@ -501,11 +518,12 @@ export class Evaluator {
     let row = group.memo.get(key);
     if (row === undefined) {
       const bytes = rowBytes(key, group);
-      if (bytes > this.budgets.memoBytes) return;
-      while (state.memoBytes + bytes > this.budgets.memoBytes && this.forgetOne(state));
+      // room made by forgetting the oldest rows of this revision's and other evaluators' memos in turn
+      if (this.closed || state !== this.state || !this.memory.memo.reserve(bytes)) return;
       row = new Array<Outcome | undefined>(group.size).fill(undefined);
       group.memo.set(key, row);
       state.memoBytes += bytes;
+      state.memoRows += 1;
       keys.keepRow(toggle.group, row);
     }
     row[toggle.slot] = outcome;
@@ -520,11 +538,13 @@ export class Evaluator {
       const oldest = group.memo.keys().next();
       if (!oldest.done) {
         group.memo.delete(oldest.value);
-        state.memoBytes -= rowBytes(oldest.value, group);
+        const bytes = rowBytes(oldest.value, group);
+        state.memoBytes -= bytes;
+        state.memoRows -= 1;
+        this.memory.memo.release(bytes);
         return true;
       }
     }
-    state.memoBytes = 0;
     return false;
   }
 

@@ -60,8 +60,6 @@ const CONTENT_TYPE = 'application/json; charset=utf-8';
  * with Node's response API only.
  */
 export class OfrepBulk {
-  private readonly bodies = new BodyBuffers();
-
   constructor(
     /** What one request's context may hold (the proxy's first pipeline's). */
     private readonly limits: ContextLimits,
@@ -69,6 +67,8 @@ export class OfrepBulk {
     private readonly tokenOf: (key: string) => string,
     /** The `Vary` of every answer (`KeyVary.ofrep`): it depends on the key, in any header OFREP reads it from. */
     private readonly vary: string,
+    /** Memory for answers written once (the app's, shared with evaluation). */
+    private readonly bodies = new BodyBuffers(),
   ) {}
 
   /** The evaluation input of a parsed body; throws an `OfrepError` (400) the route answers in OFREP's shape. */

@@ -1,17 +1,15 @@
 import { hash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { Counter, Gauge, type Registry } from 'prom-client';
 import { NotReady } from '../../common/errors/http-errors';
 import type { FeatureRepository } from '../upstream/feature-repository';
+import type { StreamSlots } from './stream-limit';
 
 export interface ChangeStreamsOptions {
   features: FeatureRepository;
-  /** Most streams open at once (after `effectiveStreamLimit`); more are refused with 503. */
-  maxStreams: number;
+  /** The app's stream slots, shared by every environment's streams; beyond them a stream is refused with 503. */
+  slots: StreamSlots;
   /** ms between comment heartbeats; 0 sends none. */
   heartbeatMs: number;
-  /** The app's Prometheus registry: the open-streams gauge and the cut-streams counter go there. */
-  registry: Registry;
 }
 
 /** A definitions revision as change notifications name it. */
@@ -29,16 +27,16 @@ const MAX_PENDING_BYTES = 64 * 1024;
 const HEARTBEAT = Buffer.from(':\n\n');
 
 /**
- * The open OFREP change-notification streams (Server-Sent Events) of one app: a `refetchEvaluation`
- * event to each when the definitions revision changes, a comment heartbeat on one shared timer,
- * at most `maxStreams` open, and a stream whose client does not read is cut once its write buffer
- * fills. Holds nothing per stream but the response.
+ * The open OFREP change-notification streams (Server-Sent Events) of one environment: a
+ * `refetchEvaluation` event to each when the definitions revision changes, a comment heartbeat on
+ * one shared timer, each holding one of the app's stream slots (all environments together), and a
+ * stream whose client does not read is cut once its write buffer fills. Holds nothing per stream
+ * but the response.
  */
 export class ChangeStreams {
   private readonly open = new Set<ServerResponse>();
   private readonly unsubscribe: () => void;
   private readonly timer: NodeJS.Timeout | undefined;
-  private readonly cut: Counter<'reason'>;
   private closed = false;
   private cached: { revision: number; version: DefinitionsVersion } | undefined;
 
@@ -48,26 +46,11 @@ export class ChangeStreams {
       this.timer = setInterval(() => this.broadcast(HEARTBEAT), options.heartbeatMs);
       this.timer.unref();
     }
-    const open = this.open;
-    new Gauge({
-      name: 'flags_proxy_event_streams',
-      help: 'OFREP change-notification streams (SSE) open now',
-      registers: [options.registry],
-      collect() {
-        this.set(open.size);
-      },
-    });
-    this.cut = new Counter({
-      name: 'flags_proxy_event_streams_refused_total',
-      help: 'OFREP change-notification streams refused or cut, by reason (limit, slow_reader)',
-      labelNames: ['reason'],
-      registers: [options.registry],
-    });
   }
 
-  /** The most streams open at once. */
+  /** The most streams open at once, every environment together. */
   get limit(): number {
-    return this.options.maxStreams;
+    return this.options.slots.limit;
   }
 
   get size(): number {
@@ -91,19 +74,24 @@ export class ChangeStreams {
   /**
    * Turns a response into a stream. `since` is the version the client last saw (`Last-Event-ID`,
    * or the one its stream URL names): when the definitions changed since, the event is sent at once.
-   * Throws a 503 when closed or when `maxStreams` are open.
+   * Throws a 503 when closed or when the app's stream slots are all taken.
    */
   accept(res: ServerResponse, since: string | undefined): void {
     if (this.closed) throw new NotReady('flags-proxy is shutting down; reconnect to another instance');
-    if (this.open.size >= this.options.maxStreams) {
-      this.cut.inc({ reason: 'limit' });
+    const { slots } = this.options;
+    if (!slots.take()) {
       res.setHeader('Retry-After', '5');
       throw new NotReady(
-        `Too many open change streams (${this.options.maxStreams}: maxStreams / FLAGS_MAX_STREAMS, at most half the process's file descriptor limit); retry later`,
+        `Too many open change streams (${slots.limit}, every environment together: maxStreams / FLAGS_MAX_STREAMS, at most half the process's file descriptor limit); retry later`,
       );
     }
+    // a client gone before its stream opened never sends 'close' again: its slot goes back now
+    if (res.destroyed) {
+      slots.give();
+      return;
+    }
     this.open.add(res);
-    res.once('close', () => this.open.delete(res));
+    res.once('close', () => this.forget(res));
     res.socket?.setNoDelay(true);
     res.socket?.setTimeout(0);
     res.writeHead(200, {
@@ -127,8 +115,15 @@ export class ChangeStreams {
     this.closed = true;
     this.unsubscribe();
     if (this.timer) clearInterval(this.timer);
-    for (const res of [...this.open]) res.end();
-    this.open.clear();
+    for (const res of [...this.open]) {
+      this.forget(res);
+      res.end();
+    }
+  }
+
+  /** Stops holding a stream and gives its slot back (once). */
+  private forget(res: ServerResponse): void {
+    if (this.open.delete(res)) this.options.slots.give();
   }
 
   private broadcast(chunk: Buffer): void {
@@ -139,8 +134,8 @@ export class ChangeStreams {
     if (res.destroyed || res.writableEnded) return;
     const accepted = res.write(chunk);
     if (!accepted && res.writableLength > MAX_PENDING_BYTES) {
-      this.cut.inc({ reason: 'slow_reader' });
-      this.open.delete(res);
+      this.options.slots.cutSlowReader();
+      this.forget(res);
       res.destroy();
     }
   }

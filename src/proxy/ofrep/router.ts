@@ -10,6 +10,7 @@ import {
 import { jsonBody } from '../../common/http/json-body';
 import { addVary } from '../../common/http/vary';
 import type { EvaluationInput, EvaluationPipeline } from '../evaluation/pipeline';
+import type { BodyBuffers } from '../evaluation/body-buffers';
 import { evaluateWithDetails } from '../evaluation/details';
 import { requireReady } from '../readiness/require-ready';
 import type { FeatureRepository } from '../upstream/feature-repository';
@@ -34,6 +35,8 @@ export interface OfrepRouterOptions {
   scopeOf?: (res: Response) => OfrepScope;
   /** The `Vary` of every evaluation answer (`KeyVary.ofrep`): each header the key may travel in. */
   vary: string;
+  /** Memory for bulk answers written once: the app's (else one of its own). */
+  bodies?: BodyBuffers;
 }
 
 function sendJson(res: Response, status: number, body: unknown): void {
@@ -59,7 +62,7 @@ export function ofrepEndpoints(opts: OfrepRouterOptions): { router: Router; bulk
   const scopeOf = (res: Response): OfrepScope => opts.scopeOf?.(res) ?? opts;
   const tokenOf = (key: string): string =>
     opts.auth.resolveKey && !opts.auth.clientKeys.includes(key) ? streamKeys.remember(key) : streamToken(key);
-  const bulk = new OfrepBulk(opts.pipeline.contextLimits, tokenOf, opts.vary);
+  const bulk = new OfrepBulk(opts.pipeline.contextLimits, tokenOf, opts.vary, opts.bodies);
 
   // the full context: the body's (checked by `ofrepInput`) through the scope's context step
   const contextOf = (input: EvaluationInput, req: Request, res: Response): Promise<Context> =>
