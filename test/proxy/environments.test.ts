@@ -268,13 +268,17 @@ describe('readiness per environment at start-up', () => {
     }
     // a request without a key is judged as at any ready proxy
     expect((await fetch(`${url}/proxy`)).status).toBe(401);
-    const metrics = await (
-      await fetch(`${url}/proxy/internal-backstage/prometheus`, { headers: { Authorization: 'dev-key' } })
-    ).text();
-    expect(metrics).toContain('flags_proxy_environment_ready{environment="development"} 1');
-    expect(metrics).toContain('flags_proxy_environment_ready{environment="production"} 1');
-    expect(metrics).toContain('flags_proxy_environment_ready{environment="staging"} 0');
-    expect(metrics).not.toContain('upstream-staging-secret');
+    // each key's scrape shows its own environment's readiness (a scrape is scoped to the key)
+    const scrape = async (key: string): Promise<string> =>
+      (await fetch(`${url}/proxy/internal-backstage/prometheus`, { headers: { Authorization: key } })).text();
+    const [devScrape, prodScrape, stagingScrape] = await Promise.all(
+      ['dev-key', 'prod-key', 'staging-key'].map(scrape),
+    );
+    expect(devScrape).toContain('flags_proxy_environment_ready{environment="development"} 1');
+    expect(prodScrape).toContain('flags_proxy_environment_ready{environment="production"} 1');
+    expect(stagingScrape).toContain('flags_proxy_environment_ready{environment="staging"} 0');
+    for (const text of [devScrape, prodScrape, stagingScrape])
+      expect(text).not.toContain('upstream-staging-secret');
 
     // one error line names the environment (never the token), however often the retries are refused
     await waitFor(() => refusedFetches() >= 3, 10_000);
