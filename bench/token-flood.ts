@@ -1,11 +1,12 @@
 /**
  * Token validation under a keyless flood: autocannon (a separate process) sends BENCH_RATE
- * requests/s (default 1,500) over BENCH_CONNECTIONS (default 1,000) for BENCH_SECONDS (default 20) to a proxy (another process), each with
- * a distinct token-shaped junk key of 512 characters, while this process asks with a fresh valid
- * frontend token every 200 ms. The upstream (here) answers `/edge/validate` as Unleash 8.2 does
- * (413 for a body over 100 KB). Prints how long the valid tokens waited (max, p99), their statuses,
- * what the upstream received, and the proxy's heap (after a full GC) before and after.
- * `npm run build && node dist/bench/token-flood.js` (loopback only).
+ * requests/s (default 1,500) over BENCH_CONNECTIONS (default 1,000) for BENCH_SECONDS (default 20)
+ * to a proxy (another process), each with a distinct token-shaped junk key of 512 characters, while
+ * this process asks with a fresh valid frontend token every 200 ms. The upstream (here) answers
+ * `/edge/validate` as Unleash 8.2 does (413 for a body over 100 KB), or never with BENCH_HANG=1.
+ * Prints how long the valid tokens waited (max, p99; and inside the proxy, from its histogram),
+ * their statuses, what the upstream received, the proxy's heap (after a full GC) before and after
+ * and its event-loop delay. `npm run build && node dist/bench/token-flood.js` (loopback only).
  */
 import { fork, spawn } from 'node:child_process';
 import http from 'node:http';
@@ -19,6 +20,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1000);
 const UPSTREAM_TOKEN = '*:development.bench-upstream-secret';
 const UNLEASH_BODY_LIMIT = 100 * 1024;
+/** BENCH_HANG=1: `/edge/validate` never answers (the heap and the waiters must stay bounded). */
+const HANG = process.env.BENCH_HANG === '1';
 
 /** Listens on loopback; a backlog for 1,000 connections opened at once (Node's default is 511). */
 function listen(server: http.Server): Promise<number> {
@@ -85,6 +88,7 @@ async function main(): Promise<void> {
       if (req.url === '/edge/validate') {
         const raw = Buffer.concat(chunks);
         upstreamSeen.calls += 1;
+        if (HANG) return; // a hung upstream: the proxy's calls time out
         upstreamSeen.maxBytes = Math.max(upstreamSeen.maxBytes, raw.length);
         if (raw.length > UNLEASH_BODY_LIMIT) {
           upstreamSeen.tooLarge += 1;
@@ -124,12 +128,34 @@ async function main(): Promise<void> {
     return (await next()) as Heap;
   };
   const before = await heap();
+  /** The proxy's own time for answered 200s at /proxy (from its histogram): cumulative count per bound. */
+  const served = async (): Promise<Map<string, number>> => {
+    const text = await (
+      await fetch(`http://127.0.0.1:${started.port}/proxy/internal-backstage/prometheus`, {
+        headers: { Authorization: 'bench-key' },
+      })
+    ).text();
+    const buckets = new Map<string, number>();
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('flags_proxy_http_request_duration_seconds_bucket{')) continue;
+      if (
+        !line.includes('route="/proxy"') ||
+        !line.includes('status="200"') ||
+        !line.includes('method="GET"')
+      )
+        continue;
+      const le = /le="([^"]+)"/.exec(line)?.[1] ?? '';
+      buckets.set(le, Number(line.slice(line.lastIndexOf(' ') + 1)));
+    }
+    return buckets;
+  };
   // the probes' connections, opened before the flood (they are kept alive by the probes)
   await Promise.all(
     Array.from({ length: 20 }, () =>
       fetch(url, { headers: { Authorization: 'bench-key' } }).then((r) => r.arrayBuffer()),
     ),
   );
+  const servedBefore = await served();
 
   // `*:development.` (14) + the id (33) + the pad: 512 characters, the longest token asked about
   const pad = 'x'.repeat(465);
@@ -174,6 +200,9 @@ async function main(): Promise<void> {
   }
   await Promise.all(probes);
   await cannonDone;
+  const servedAfter = await served();
+  const inProxy: Record<string, number> = {};
+  for (const [le, count] of servedAfter) inProxy[`le ${le} s`] = count - (servedBefore.get(le) ?? 0);
   const during = await heap();
   await new Promise((r) => setTimeout(r, 5000));
   const after = await heap();
@@ -210,6 +239,7 @@ async function main(): Promise<void> {
           p99: ms(p(0.99)),
           max: ms(waits[waits.length - 1]),
         },
+        freshValidTokensInProxyCumulative: inProxy,
         upstream: upstreamSeen,
         proxyHeapMb: {
           beforeAfterGc: before.heapMb.toFixed(1),
