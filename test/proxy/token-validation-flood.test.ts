@@ -156,3 +156,25 @@ test('a hanging /edge/validate: waiters per token are bounded (503, Retry-After,
   expect(metrics).toMatch(/^flags_proxy_token_validation_pending_tokens\{state="queued"\} 0$/m);
   expect(metrics).toMatch(/^flags_proxy_token_validation_abandoned_total 1500$/m);
 }, 120_000);
+
+test('an upstream that cannot answer gives 503 with Retry-After on OFREP and /api/frontend too, never 401, and nothing is remembered', async () => {
+  const { url } = await serve();
+  upstream.validateFault = { status: 502, body: 'bad gateway' };
+  const token = fresh(0);
+  upstream.knownTokens.set(token, { type: 'frontend', environment: 'development', projects: ['*'] });
+  const ofrep = () =>
+    fetch(`${url}/ofrep/v1/evaluate/flags`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ context: { targetingKey: 'u1' } }),
+    });
+  const frontend = () => fetch(`${url}/api/frontend`, { headers: { Authorization: token } });
+  for (const res of [await ofrep(), await frontend()]) {
+    expect(res.status).toBe(503);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await res.text()).not.toContain(token);
+  }
+  upstream.validateFault = undefined;
+  await waitFor(async () => (await ofrep()).status === 200);
+  expect((await frontend()).status).toBe(200);
+});
