@@ -37,6 +37,8 @@ import { requireReady } from './readiness/require-ready';
 import { serverSdkRouter } from './server-sdk/router';
 import { requireServerToken } from './server-sdk/server-token';
 import { TokenValidator } from './token-validation/token-validator';
+import { registerValidationMetrics } from './token-validation/validation-metrics';
+import { clientGone, retryAfter, ValidationUnavailable } from './token-validation/validation-unavailable';
 import { validationClient } from './token-validation/validation-client';
 import { upstreamAgent } from './transport/agent';
 import type { FeatureRepository } from './upstream/feature-repository';
@@ -122,6 +124,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
           logger: config.logger,
         })
       : undefined;
+  if (validator) registerValidationMetrics(metrics.registry, validator);
   let keys: KeyScopes;
   try {
     keys = new KeyScopes({
@@ -261,8 +264,9 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       clientKeysHeaderName: header,
       clientKeys: keys.clientKeySecrets,
       serverTokens,
-      resolveKey: async (key) => {
-        const serving = await keys.resolve(key, 'frontend');
+      resolveKey: async (key, res) => {
+        const serving = await keys.resolve(key, 'frontend', () => clientGone(res));
+        if (serving instanceof ValidationUnavailable) throw retryAfter(res, serving);
         const refused = serving && environmentRefused(serving);
         if (refused) throw refused;
         return serving;

@@ -404,11 +404,12 @@ describe('Unleash tokens validated upstream', () => {
     expect(feature.status).toBe(404);
   });
 
-  test('a token of an environment no upstream token holds is refused', async () => {
+  test('a token of an environment no upstream token holds is refused without asking', async () => {
     const app = await twoEnvironments();
     const res = await request(app).get('/proxy').set('Authorization', FE_STAGING);
     expect(res.status).toBe(401);
     expect(res.body.name).toBe('AuthenticationRequired');
+    expect(upstream.validationCalls()).toEqual([]);
   });
 
   test('a token the upstream does not confirm is refused, and the refusal is remembered', async () => {
@@ -452,13 +453,24 @@ describe('Unleash tokens validated upstream', () => {
     ['500', { status: 500, body: 'oops' }],
     ['a body that is not JSON', { status: 200, body: '<html>' }],
     ['JSON of another shape', { status: 200, body: '{"tokens": "yes"}' }],
-  ])('an upstream answering %s means a refusal (401), never a 500', async (_what, fault) => {
-    const app = await twoEnvironments();
-    upstream.validateFault = fault;
-    const res = await request(app).get('/proxy').set('Authorization', FE_DEV);
-    expect(res.status).toBe(401);
-    expect(res.body).toEqual(expect.objectContaining({ name: 'AuthenticationRequired' }));
-  });
+  ])(
+    'an upstream answering %s means a 503 with Retry-After (never a 401 nor a 500), nothing remembered',
+    async (_what, fault) => {
+      const app = await twoEnvironments();
+      upstream.validateFault = fault;
+      const res = await request(app).get('/proxy').set('Authorization', FE_DEV);
+      expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
+      expect(res.body).toEqual(expect.objectContaining({ name: 'NotReady' }));
+      expect(JSON.stringify(res.body)).not.toContain('frontend-dev-1');
+      // the token was not remembered as refused: once the upstream answers, it is accepted
+      upstream.validateFault = undefined;
+      await waitFor(
+        async () => (await request(app).get('/proxy').set('Authorization', FE_DEV)).status === 200,
+      );
+      expect(upstream.validationCalls().length).toBeGreaterThanOrEqual(2);
+    },
+  );
 
   test('an accepted token is refused once the upstream stops confirming it at a revalidation', async () => {
     const app = await twoEnvironments();

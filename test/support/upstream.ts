@@ -48,6 +48,12 @@ export class TestUpstream {
    */
   readonly knownTokens = new Map<string, { type: string; environment: string; projects: string[] }>();
   validateFault: { status: number; body?: string } | undefined;
+  /** When set, a /edge/validate body of more bytes is answered 413, as Unleash (100 KB) does. */
+  validateBodyLimit: number | undefined;
+  /** When set, /edge/validate never answers (a hung upstream). */
+  validateHang = false;
+  /** Byte sizes of the /edge/validate bodies received. */
+  readonly validateBodySizes: number[] = [];
 
   constructor(payload: FeaturesPayload, token = 'upstream-token') {
     this.payload = payload;
@@ -110,6 +116,15 @@ export class TestUpstream {
           body,
         });
         if (url.pathname === '/edge/validate' && req.method === 'POST') {
+          const size = Buffer.byteLength(raw);
+          this.validateBodySizes.push(size);
+          if (this.validateHang) return;
+          if (this.validateBodyLimit !== undefined && size > this.validateBodyLimit) {
+            res
+              .writeHead(413, { 'content-type': 'application/json' })
+              .end('{"message":"request entity too large"}');
+            return;
+          }
           if (this.validateFault) {
             res.writeHead(this.validateFault.status).end(this.validateFault.body ?? '');
             return;

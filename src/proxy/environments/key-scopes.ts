@@ -2,6 +2,7 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import { ConfigError } from '../../common/config/resolve';
 import type { TokenValidator } from '../token-validation/token-validator';
 import { parseUnleashToken } from '../token-validation/unleash-token';
+import { ValidationUnavailable } from '../token-validation/validation-unavailable';
 import type { ScopeServing } from './environment';
 import type { EnvironmentRegistry } from './registry';
 
@@ -74,10 +75,16 @@ export class KeyScopes {
     return this.match(key, kind) ?? this.asked(key, kind);
   }
 
-  /** What the upstream said of a key that is not configured (null: refused, undefined: not asked yet). */
+  /**
+   * What the upstream said of a key that is not configured (null: refused, undefined: not asked
+   * yet). A key not in Unleash's format, or naming an environment no upstream token holds (nothing
+   * could serve it), is refused without asking.
+   */
   private asked(key: string, kind: KeyKind): ScopeServing | null | undefined {
     const validator = this.options.validator;
-    if (!validator || parseUnleashToken(key) === undefined) return null;
+    if (!validator) return null;
+    const parsed = parseUnleashToken(key);
+    if (parsed === undefined || this.options.registry.byName(parsed.environment) === undefined) return null;
     const verdict = validator.known(key);
     if (verdict === undefined) return undefined;
     if (verdict === null) return null;
@@ -105,11 +112,20 @@ export class KeyScopes {
     return this.asked(key, kind);
   }
 
-  /** The serving of a key, asking the upstream when needed; undefined when refused. */
-  async resolve(key: string, kind: KeyKind): Promise<ScopeServing | undefined> {
+  /**
+   * The serving of a key, asking the upstream when needed; undefined when refused; a
+   * `ValidationUnavailable` (503) when it could not be asked or did not answer. `gone` gives the
+   * signal of the client going (asked for only when the upstream must be waited for).
+   */
+  async resolve(
+    key: string,
+    kind: KeyKind,
+    gone?: () => AbortSignal,
+  ): Promise<ScopeServing | ValidationUnavailable | undefined> {
     const known = this.known(key, kind);
     if (known !== undefined) return known ?? undefined;
-    const verdict = await this.options.validator?.check(key);
+    const verdict = await this.options.validator?.check(key, gone?.());
+    if (verdict instanceof ValidationUnavailable) return verdict;
     return verdict ? this.servingOf(verdict, kind) : undefined;
   }
 

@@ -1,6 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { AuthenticationRequired, NotReady } from '../../common/errors/http-errors';
 import { keyFromHeader } from '../auth/client-key';
+import { clientGone, retryAfter, ValidationUnavailable } from '../token-validation/validation-unavailable';
 import type { ScopeServing } from './environment';
 import type { KeyKind, KeyScopes } from './key-scopes';
 
@@ -30,33 +31,44 @@ export interface RequireScopeOptions {
   whileUnserved?: boolean;
 }
 
-/** The serving of the first accepted key of a request; `missing` when no header carries one. */
+/**
+ * The serving of the first accepted key of a request; `missing` when no header carries one; a
+ * `ValidationUnavailable` when no key is accepted and one could not be validated now (503, not
+ * 401). `gone` gives the signal of the client going, for a wait on the upstream.
+ */
 export async function resolveRequestKey(
   opts: RequireScopeOptions,
   headers: Record<string, string | string[] | undefined>,
-): Promise<ScopeServing | AuthenticationRequired> {
+  gone?: () => AbortSignal,
+): Promise<ScopeServing | AuthenticationRequired | ValidationUnavailable> {
   let sawKey = false;
+  let unavailable: ValidationUnavailable | undefined;
   for (const { header, kind } of opts.attempts) {
     const key = keyFromHeader(headers[header]);
     if (key === undefined) continue;
     sawKey = true;
     const known = opts.keys.known(key, kind);
-    const serving = known === undefined ? await opts.keys.resolve(key, kind) : (known ?? undefined);
-    if (serving !== undefined) return serving;
+    const serving = known === undefined ? await opts.keys.resolve(key, kind, gone) : (known ?? undefined);
+    if (serving instanceof ValidationUnavailable) unavailable ??= serving;
+    else if (serving !== undefined) return serving;
   }
-  return sawKey ? opts.invalid : opts.missing;
+  return unavailable ?? (sawKey ? opts.invalid : opts.missing);
 }
 
 /**
  * The key step as middleware: 401 without a key or with one that is refused; 503 when its
- * environment cannot be served (unless `whileUnserved`); otherwise `res.locals.scope` is what
- * serves it.
+ * environment cannot be served (unless `whileUnserved`) or the key could not be validated now;
+ * otherwise `res.locals.scope` is what serves it.
  */
 export function requireScope(opts: RequireScopeOptions): RequestHandler {
   return async (req, res, next) => {
-    const serving = await resolveRequestKey(opts, req.headers);
+    const serving = await resolveRequestKey(opts, req.headers, () => clientGone(res));
     if (serving instanceof AuthenticationRequired) {
       next(serving);
+      return;
+    }
+    if (serving instanceof ValidationUnavailable) {
+      next(retryAfter(res, serving));
       return;
     }
     const refused = opts.whileUnserved ? undefined : environmentRefused(serving);

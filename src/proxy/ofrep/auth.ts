@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
-import type { Request, RequestHandler } from 'express';
-import { AuthenticationRequired, NoAccessError } from '../../common/errors/http-errors';
+import type { Request, RequestHandler, Response } from 'express';
+import { AuthenticationRequired, NoAccessError, NotReady } from '../../common/errors/http-errors';
 import { keyFromHeader, secretMatcher } from '../auth/client-key';
 
 export interface OfrepAuthOptions {
@@ -9,10 +9,11 @@ export interface OfrepAuthOptions {
   /** Server-side SDK tokens: valid credentials, but not for evaluation (403). */
   serverTokens: readonly string[];
   /**
-   * The scope of a key (kept in `res.locals.scope`), undefined when refused; may ask the upstream.
-   * Without it, only the configured client keys are accepted.
+   * The scope of a key (kept in `res.locals.scope`), undefined when refused; may ask the upstream
+   * (and throw a `NotReady` when it cannot, after the request's other keys were tried). Without it,
+   * only the configured client keys are accepted.
    */
-  resolveKey?: (key: string) => Promise<object | undefined>;
+  resolveKey?: (key: string, res: Response) => Promise<object | undefined>;
 }
 
 /** Most stream tokens of resolved (not configured) keys remembered, to open their streams. */
@@ -78,8 +79,16 @@ export function requireOfrepKey(opts: OfrepAuthOptions): RequestHandler {
     const isServerToken = secretMatcher(opts.serverTokens);
     return async (req, res, next) => {
       const keys = candidates(req, opts.clientKeysHeaderName);
+      let notReady: NotReady | undefined;
       for (const key of keys) {
-        const scope = await resolveKey(key);
+        let scope: object | undefined;
+        try {
+          scope = await resolveKey(key, res);
+        } catch (err) {
+          if (!(err instanceof NotReady)) throw err;
+          notReady ??= err;
+          continue;
+        }
         if (scope !== undefined) {
           res.locals.clientKey = key;
           res.locals.scope = scope;
@@ -87,6 +96,7 @@ export function requireOfrepKey(opts: OfrepAuthOptions): RequestHandler {
           return;
         }
       }
+      if (notReady) throw notReady;
       if (keys.length === 0) throw new AuthenticationRequired('Missing client key');
       if (opts.serverTokens.length > 0 && keys.some((k) => isServerToken(k)))
         throw new NoAccessError('Server-side SDK tokens cannot evaluate flags; use a client key');
@@ -113,7 +123,7 @@ export function requireStreamAccess(opts: OfrepAuthOptions, streamKeys?: StreamK
       const token = req.query.token;
       if (typeof token === 'string' && token !== '') {
         const key = configured.get(token) ?? streamKeys?.keyOf(token);
-        const scope = key === undefined ? undefined : await resolveKey(key);
+        const scope = key === undefined ? undefined : await resolveKey(key, res);
         if (scope === undefined) throw new AuthenticationRequired('Invalid stream token');
         res.locals.clientKey = key;
         res.locals.scope = scope;

@@ -1,30 +1,55 @@
 import type { Logger } from '../../common/logging/logger';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
-import type { ValidatedToken, ValidateTokens } from './validation-client';
+import { ValidationCallError, type ValidatedToken, type ValidateTokens } from './validation-client';
+import { ValidationUnavailable } from './validation-unavailable';
 
 export interface TokenValidatorLimits {
   /** Tokens remembered as accepted; beyond this the oldest is forgotten (and asked about again when seen). */
   maxAccepted: number;
   /** Tokens remembered as refused; beyond this the oldest is forgotten. */
   maxRefused: number;
-  /** Unknown tokens waiting for a validation call; beyond this a new one is refused without asking. */
-  maxPending: number;
+  /** Unknown tokens waiting to be sent; a new one beyond this sheds the oldest waiting (503). */
+  maxQueued: number;
   /** Tokens in one validation call. */
-  batchSize: number;
-  /** Least time between two validation calls of unknown tokens: the bound of calls a flood can cause. */
+  maxBatchTokens: number;
+  /** Bytes of one validation call's JSON body (Unleash refuses bodies over 100 KB with 413). */
+  maxBatchBytes: number;
+  /** Validation calls of unknown tokens at once. */
+  maxCallsInFlight: number;
+  /** Least time between the starts of two validation calls of unknown tokens. */
   minSpacingMs: number;
-  /** How long a token is refused when the upstream could not answer (a 404, 5xx, a garbled body). */
-  failureMemoryMs: number;
+  /** Requests waiting for one token's answer; beyond this a request gets 503 at once. */
+  maxWaitersPerToken: number;
+  /** Requests waiting for any answer; beyond this the oldest waiting tokens are shed, else 503. */
+  maxWaiters: number;
+  /** Longest a request waits for an answer before it gets 503. */
+  maxWaitMs: number;
+  /** Longest pause of validation calls after failed ones (doubling from `minSpacingMs`). */
+  maxBackoffMs: number;
 }
 
 export const DEFAULT_VALIDATOR_LIMITS: TokenValidatorLimits = {
   maxAccepted: 10_000,
   maxRefused: 10_000,
-  maxPending: 1_000,
-  batchSize: 250,
+  maxQueued: 1_000,
+  maxBatchTokens: 200,
+  maxBatchBytes: 96 * 1024,
+  maxCallsInFlight: 2,
   minSpacingMs: 100,
-  failureMemoryMs: 5_000,
+  maxWaitersPerToken: 500,
+  maxWaiters: 4_000,
+  maxWaitMs: 5_000,
+  maxBackoffMs: 5_000,
 };
+
+/** The smallest body size the validator shrinks its batches to after 413 answers. */
+const MIN_BATCH_BYTES = 4 * 1024;
+
+/** `{"tokens":[` and `]}`. */
+const BODY_OVERHEAD = 13;
+
+/** What a request learns: the upstream's confirmation, `null` for a refusal, or a 503 to send. */
+export type Verdict = ValidatedToken | null | ValidationUnavailable;
 
 export interface TokenValidatorOptions {
   validate: ValidateTokens;
@@ -34,38 +59,94 @@ export interface TokenValidatorOptions {
   limits?: Partial<TokenValidatorLimits>;
 }
 
-interface Waiting {
-  readonly resolve: (token: ValidatedToken | undefined) => void;
+/** One request waiting for a token's answer. */
+interface Waiter {
+  readonly entry: Entry;
+  readonly resolve: (verdict: Verdict) => void;
+  readonly timer: NodeJS.Timeout;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: () => void;
 }
+
+/** An unknown token: queued (waiting to be sent) or sent (its call in flight). */
+interface Entry {
+  readonly token: string;
+  /** Bytes the token adds to a call's body (its JSON string and a comma). */
+  readonly bytes: number;
+  sent: boolean;
+  readonly waiters: Set<Waiter>;
+}
+
+/** What a call learned of one token. */
+type Outcome =
+  | { kind: 'accepted'; token: ValidatedToken }
+  /** Not among the valid tokens of a 200 answer (remembered), or alone in a body refused with 413 (not). */
+  | { kind: 'refused'; remember: boolean }
+  /** No answer about it: network error, timeout, 5xx, another status, a garbled body. */
+  | { kind: 'failed' };
 
 /**
  * The upstream's word on tokens nobody configured, remembered: accepted tokens (revalidated every
  * interval, dropped once the upstream stops confirming them) and refused ones (for one interval),
- * both bounded. Unknown tokens arriving together are asked about in one call, and calls are spaced,
- * so a flood of distinct wrong tokens costs the upstream a bounded number of calls. An upstream that
- * cannot answer refuses (briefly remembered), never fails the request.
+ * both bounded. Unknown tokens are queued (bounded; when full the oldest is shed) and asked about
+ * in batches sized in bytes and tokens, newest first (LIFO), one call at a time (a second only
+ * while a whole batch waits), spaced, so a flood of distinct wrong tokens costs the upstream a
+ * bounded number of calls and a fresh token is still asked about in the next one. Only what the
+ * upstream answered is remembered: a token it could not answer about (or that found no place among
+ * the bounded waiters) gets a 503 with `Retry-After`, never a refusal.
  */
 export class TokenValidator {
   private readonly limits: TokenValidatorLimits;
   private readonly accepted = new Map<string, ValidatedToken>();
   /** Token → epoch ms until which it stays refused. */
   private readonly refused = new Map<string, number>();
-  private readonly pending = new Map<string, Waiting[]>();
-  private inFlight = false;
+  /** Tokens waiting to be sent, oldest first. */
+  private readonly queue = new Map<string, Entry>();
+  /** Tokens whose call is in flight. */
+  private readonly sent = new Map<string, Entry>();
+  private waiterCount = 0;
+  /** Bytes the queued tokens would add to a call's body. */
+  private queuedBytes = 0;
+  private callsInFlight = 0;
   private timer: NodeJS.Timeout | undefined;
   private lastCallAt = 0;
+  /** Failed calls in a row: they pause the next calls (doubling up to `maxBackoffMs`). */
+  private failures = 0;
+  /** The body size batches are cut to; lowered when the upstream answers 413 anyway. */
+  private batchBytes: number;
   private readonly revalidation: NodeJS.Timeout;
   private readonly warnings: RateLimitedLog;
   private closed = false;
   private revalidating = false;
   /** Validation calls made (unknown tokens and revalidations): for metrics and tests. */
   calls = 0;
+  /** Calls by result: answered (200), `too_large` (413, split and asked again), `failed`. */
+  readonly callResults = { answered: 0, too_large: 0, failed: 0 };
+  /** Requests answered 503 because of a bound (queue, waiters, wait time) rather than the upstream. */
+  shed = 0;
+  /** Requests that stopped waiting because their client went. */
+  abandoned = 0;
 
   constructor(private readonly options: TokenValidatorOptions) {
     this.limits = { ...DEFAULT_VALIDATOR_LIMITS, ...options.limits };
+    this.batchBytes = this.limits.maxBatchBytes;
     this.warnings = new RateLimitedLog(options.logger, 60_000);
     this.revalidation = setInterval(() => void this.revalidate(), options.revalidateIntervalMs);
     this.revalidation.unref();
+  }
+
+  /** Requests waiting for an answer. */
+  get waiters(): number {
+    return this.waiterCount;
+  }
+
+  /** Unknown tokens waiting to be asked about (queued) or being asked about (sent). */
+  get pendingTokens(): { queued: number; sent: number } {
+    return { queued: this.queue.size, sent: this.sent.size };
+  }
+
+  get inFlight(): number {
+    return this.callsInFlight;
   }
 
   /** What is known without asking: the upstream's answer, `null` for a remembered refusal, undefined when unknown. */
@@ -79,63 +160,243 @@ export class TokenValidator {
     return undefined;
   }
 
-  /** The upstream's answer about a token (asked in a batch when unknown); undefined when refused. */
-  async check(token: string): Promise<ValidatedToken | undefined> {
+  /**
+   * The upstream's answer about a token, asked in a batch when unknown: the confirmation, `null`
+   * when refused, or a `ValidationUnavailable` (503). `signal` aborts the wait (the client went):
+   * the request stops being waited for, and a queued token nobody waits for any more is dropped.
+   */
+  check(token: string, signal?: AbortSignal): Promise<Verdict> {
     const known = this.known(token);
-    if (known !== undefined) return known ?? undefined;
-    if (this.closed) return undefined;
-    const waiting = this.pending.get(token);
-    if (waiting === undefined && this.pending.size >= this.limits.maxPending) return undefined;
-    return new Promise((resolve) => {
-      if (waiting) waiting.push({ resolve });
-      else this.pending.set(token, [{ resolve }]);
-      this.schedule();
+    if (known !== undefined) return Promise.resolve(known);
+    if (this.closed) return Promise.resolve(this.unavailable('flags-proxy is shutting down'));
+    if (signal?.aborted) return Promise.resolve(this.unavailable('the client went away'));
+    let entry = this.sent.get(token) ?? this.queue.get(token);
+    if (entry !== undefined && entry.waiters.size >= this.limits.maxWaitersPerToken)
+      return Promise.resolve(this.refusedPlace('too many requests wait for this key'));
+    this.makeRoomForWaiter(entry);
+    if (this.waiterCount >= this.limits.maxWaiters)
+      return Promise.resolve(this.refusedPlace('too many requests wait for validation'));
+    if (entry === undefined) {
+      entry = { token, bytes: Buffer.byteLength(JSON.stringify(token)) + 1, sent: false, waiters: new Set() };
+      this.queue.set(token, entry);
+      this.queuedBytes += entry.bytes;
+      while (this.queue.size > this.limits.maxQueued) this.shedOldest();
+    } else if (!entry.sent) {
+      // asked about again: the newest again
+      this.queue.delete(token);
+      this.queue.set(token, entry);
+    }
+    const joined = entry;
+    const promise = new Promise<Verdict>((resolve) => {
+      const onAbort = (): void => {
+        if (waiter.entry.waiters.has(waiter)) this.abandoned += 1;
+        this.finish(waiter, this.unavailable('the client went away'));
+      };
+      const timer = setTimeout(() => {
+        this.shed += 1;
+        this.finish(waiter, this.unavailable('no answer in time'));
+      }, this.limits.maxWaitMs);
+      timer.unref();
+      const waiter: Waiter = { entry: joined, resolve, timer, signal, onAbort };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      joined.waiters.add(waiter);
+      this.waiterCount += 1;
     });
+    this.schedule();
+    return promise;
+  }
+
+  /** Sheds the oldest queued tokens (not `keep`) while every waiter place is taken. */
+  private makeRoomForWaiter(keep: Entry | undefined): void {
+    while (this.waiterCount >= this.limits.maxWaiters) {
+      const oldest = this.oldestQueued(keep);
+      if (oldest === undefined) return;
+      this.drop(oldest, this.refusedPlace('too many requests wait for validation'));
+    }
+  }
+
+  private shedOldest(): void {
+    const oldest = this.oldestQueued(undefined);
+    if (oldest !== undefined) this.drop(oldest, this.refusedPlace('too many keys wait for validation'));
+  }
+
+  private oldestQueued(except: Entry | undefined): Entry | undefined {
+    for (const entry of this.queue.values()) if (entry !== except) return entry;
+    return undefined;
+  }
+
+  /** Takes a queued token out of the queue, answering each of its waiters `verdict`. */
+  private drop(entry: Entry, verdict: Verdict): void {
+    this.dequeue(entry);
+    for (const waiter of [...entry.waiters]) {
+      if (verdict instanceof ValidationUnavailable) this.shed += 1;
+      this.finish(waiter, verdict);
+    }
+  }
+
+  /** Answers one waiter and forgets it; a queued token nobody waits for any more leaves the queue. */
+  private finish(waiter: Waiter, verdict: Verdict): void {
+    const { entry } = waiter;
+    if (!entry.waiters.delete(waiter)) return;
+    this.waiterCount -= 1;
+    clearTimeout(waiter.timer);
+    waiter.signal?.removeEventListener('abort', waiter.onAbort);
+    if (!entry.sent && entry.waiters.size === 0) this.dequeue(entry);
+    waiter.resolve(verdict);
+  }
+
+  private dequeue(entry: Entry): void {
+    if (this.queue.get(entry.token) !== entry) return;
+    this.queue.delete(entry.token);
+    this.queuedBytes -= entry.bytes;
+  }
+
+  /**
+   * Whether a call may start: one at a time, and a second (up to `maxCallsInFlight`) only for a
+   * queue that fills a whole batch (a flood, or a slow call), so batches stay full.
+   */
+  private mayCall(): boolean {
+    if (this.closed || this.queue.size === 0) return false;
+    if (this.callsInFlight === 0) return true;
+    if (this.callsInFlight >= this.limits.maxCallsInFlight) return false;
+    return this.queue.size >= this.limits.maxBatchTokens || this.queuedBytes >= this.batchBytes;
+  }
+
+  private settle(entry: Entry, verdict: Verdict): void {
+    for (const waiter of [...entry.waiters]) this.finish(waiter, verdict);
+  }
+
+  private unavailable(reason: string): ValidationUnavailable {
+    return new ValidationUnavailable(reason, Math.max(1, Math.ceil(this.backoffMs() / 1000)));
+  }
+
+  private refusedPlace(reason: string): ValidationUnavailable {
+    return new ValidationUnavailable(reason, 1);
+  }
+
+  /** The pause before the next call: `minSpacingMs`, doubled per failed call in a row, capped. */
+  private backoffMs(): number {
+    if (this.failures === 0) return this.limits.minSpacingMs;
+    const doubled = this.limits.minSpacingMs * 2 ** Math.min(this.failures, 16);
+    return Math.min(this.limits.maxBackoffMs, doubled);
   }
 
   private schedule(): void {
-    if (this.inFlight || this.timer !== undefined || this.pending.size === 0) return;
-    const wait = Math.max(0, this.lastCallAt + this.limits.minSpacingMs - Date.now());
+    if (this.timer !== undefined || !this.mayCall()) return;
+    const wait = Math.max(0, this.lastCallAt + this.backoffMs() - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.flush();
     }, wait);
   }
 
+  /** The newest queued tokens that fit one call's body. */
+  private takeBatch(): Entry[] {
+    const batch: Entry[] = [];
+    let bytes = BODY_OVERHEAD - 1;
+    const queued = [...this.queue.values()];
+    for (let i = queued.length - 1; i >= 0 && batch.length < this.limits.maxBatchTokens; i--) {
+      const entry = queued[i];
+      if (batch.length > 0 && bytes + entry.bytes > this.batchBytes) break;
+      bytes += entry.bytes;
+      batch.push(entry);
+    }
+    return batch;
+  }
+
   private async flush(): Promise<void> {
-    const batch = [...this.pending.keys()].slice(0, this.limits.batchSize);
-    const waiting = batch.map((token) => {
-      const list = this.pending.get(token) ?? [];
-      this.pending.delete(token);
-      return list;
-    });
-    this.inFlight = true;
-    const answer = await this.ask(batch);
-    this.inFlight = false;
-    batch.forEach((token, i) => {
-      const confirmed = answer?.get(token);
-      if (confirmed) this.accept(confirmed);
-      else this.refuse(token, answer === undefined ? this.limits.failureMemoryMs : undefined);
-      for (const w of waiting[i]) w.resolve(confirmed);
-    });
+    if (!this.mayCall()) return;
+    const batch = this.takeBatch();
+    for (const entry of batch) {
+      this.dequeue(entry);
+      entry.sent = true;
+      this.sent.set(entry.token, entry);
+    }
+    this.callsInFlight += 1;
+    this.lastCallAt = Date.now();
+    this.schedule(); // another call may start after the spacing, while this one is in flight
+    const outcomes = await this.askAll(batch.map((e) => e.token));
+    this.callsInFlight -= 1;
+    for (const entry of batch) {
+      this.sent.delete(entry.token);
+      const outcome = outcomes.get(entry.token) ?? { kind: 'failed' };
+      if (outcome.kind === 'accepted') {
+        this.accept(outcome.token);
+        this.settle(entry, outcome.token);
+      } else if (outcome.kind === 'refused') {
+        if (outcome.remember) this.refuse(entry.token);
+        this.settle(entry, null);
+      } else {
+        this.settle(entry, this.unavailable('the upstream did not answer'));
+      }
+    }
     this.schedule();
   }
 
-  /** One validation call; undefined when the upstream could not answer. */
-  private async ask(tokens: readonly string[]): Promise<Map<string, ValidatedToken> | undefined> {
-    this.lastCallAt = Date.now();
+  /**
+   * Asks about tokens in one call; when the upstream answers 413 (body too large), in halves, each
+   * asked again (a single token refused with 413 is refused, not remembered). Every token asked
+   * about gets an outcome.
+   */
+  private async askAll(tokens: readonly string[]): Promise<Map<string, Outcome>> {
+    const outcomes = new Map<string, Outcome>();
+    const answer = await this.ask(tokens);
+    if (answer instanceof Map) {
+      this.failures = 0;
+      for (const token of tokens) {
+        const confirmed = answer.get(token);
+        outcomes.set(
+          token,
+          confirmed ? { kind: 'accepted', token: confirmed } : { kind: 'refused', remember: true },
+        );
+      }
+      return outcomes;
+    }
+    if (answer === 'too large') {
+      if (tokens.length === 1) {
+        outcomes.set(tokens[0], { kind: 'refused', remember: false });
+        return outcomes;
+      }
+      const bytes = bodyBytes(tokens);
+      this.batchBytes = Math.max(MIN_BATCH_BYTES, Math.min(this.batchBytes, Math.floor(bytes / 2)));
+      const half = Math.ceil(tokens.length / 2);
+      for (const part of [tokens.slice(0, half), tokens.slice(half)]) {
+        if (this.closed) break;
+        for (const [token, outcome] of await this.askAll(part)) outcomes.set(token, outcome);
+      }
+      return outcomes;
+    }
+    this.failures += 1;
+    for (const token of tokens) outcomes.set(token, { kind: 'failed' });
+    return outcomes;
+  }
+
+  /** One validation call: the confirmed tokens, `too large` for a 413, `failed` without an answer. */
+  private async ask(
+    tokens: readonly string[],
+  ): Promise<Map<string, ValidatedToken> | 'too large' | 'failed'> {
     this.calls += 1;
     try {
       const confirmed = await this.options.validate(tokens);
       const asked = new Set(tokens);
+      this.callResults.answered += 1;
       return new Map(confirmed.filter((t) => asked.has(t.token)).map((t) => [t.token, t]));
     } catch (err) {
+      if (err instanceof ValidationCallError && err.status === 413) {
+        this.callResults.too_large += 1;
+        this.warnings.warn(
+          `upstream token validation refused a body of ${bodyBytes(tokens)} bytes (413); asking in smaller batches`,
+          'too-large',
+        );
+        return 'too large';
+      }
+      this.callResults.failed += 1;
       const message = err instanceof Error ? err.message : String(err);
       this.warnings.warn(
-        `upstream token validation failed; refusing the tokens asked about: ${message}`,
+        `upstream token validation failed; the keys asked about get 503 and stay unknown: ${message}`,
         'ask',
       );
-      return undefined;
+      return 'failed';
     }
   }
 
@@ -146,10 +407,10 @@ export class TokenValidator {
     if (this.accepted.size > this.limits.maxAccepted) this.forgetOldest(this.accepted);
   }
 
-  private refuse(token: string, forMs = this.options.revalidateIntervalMs): void {
+  private refuse(token: string): void {
     this.accepted.delete(token);
     this.refused.delete(token);
-    this.refused.set(token, Date.now() + forMs);
+    this.refused.set(token, Date.now() + this.options.revalidateIntervalMs);
     if (this.refused.size > this.limits.maxRefused) this.forgetOldest(this.refused);
   }
 
@@ -158,24 +419,46 @@ export class TokenValidator {
     if (!oldest.done) map.delete(oldest.value);
   }
 
+  /** Lists of tokens, each fitting one call's body. */
+  private batches(tokens: readonly string[]): string[][] {
+    const batches: string[][] = [];
+    let batch: string[] = [];
+    let bytes = BODY_OVERHEAD - 1;
+    for (const token of tokens) {
+      const size = Buffer.byteLength(JSON.stringify(token)) + 1;
+      if (
+        batch.length > 0 &&
+        (batch.length >= this.limits.maxBatchTokens || bytes + size > this.batchBytes)
+      ) {
+        batches.push(batch);
+        batch = [];
+        bytes = BODY_OVERHEAD - 1;
+      }
+      batch.push(token);
+      bytes += size;
+    }
+    if (batch.length > 0) batches.push(batch);
+    return batches;
+  }
+
   /**
    * Asks again about every accepted token: those the upstream no longer confirms are refused from
-   * then on. When the upstream cannot answer, accepted tokens stay accepted until the next round.
+   * then on. When the upstream cannot answer, the round stops and accepted tokens stay accepted
+   * until the next round.
    */
   async revalidate(): Promise<void> {
     if (this.revalidating) return; // a slow upstream: one round at a time
     this.revalidating = true;
     try {
-      const tokens = [...this.accepted.keys()];
-      for (let i = 0; i < tokens.length && !this.closed; i += this.limits.batchSize) {
-        const batch = tokens.slice(i, i + this.limits.batchSize);
-        const answer = await this.ask(batch);
-        if (answer === undefined) continue;
+      for (const batch of this.batches([...this.accepted.keys()])) {
+        if (this.closed) break;
+        const outcomes = await this.askAll(batch);
+        if (batch.some((token) => outcomes.get(token)?.kind === 'failed')) break; // again next round
         for (const token of batch) {
-          const confirmed = answer.get(token);
-          if (confirmed) {
-            if (this.accepted.has(token)) this.accepted.set(token, confirmed);
-          } else this.refuse(token);
+          const outcome = outcomes.get(token);
+          if (outcome?.kind === 'accepted') {
+            if (this.accepted.has(token)) this.accepted.set(token, outcome.token);
+          } else if (outcome?.kind === 'refused' && outcome.remember) this.refuse(token);
         }
       }
     } finally {
@@ -188,7 +471,16 @@ export class TokenValidator {
     clearInterval(this.revalidation);
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    for (const list of this.pending.values()) for (const w of list) w.resolve(undefined);
-    this.pending.clear();
+    const closing = this.unavailable('flags-proxy is shutting down');
+    for (const entry of [...this.queue.values(), ...this.sent.values()]) this.settle(entry, closing);
+    this.queue.clear();
+    this.queuedBytes = 0;
   }
+}
+
+/** Bytes of the JSON body `{"tokens":[...]}` of a call. */
+export function bodyBytes(tokens: readonly string[]): number {
+  let bytes = BODY_OVERHEAD - 1;
+  for (const token of tokens) bytes += Buffer.byteLength(JSON.stringify(token)) + 1;
+  return Math.max(bytes, BODY_OVERHEAD);
 }

@@ -11,8 +11,24 @@ export interface ValidatedToken {
   readonly projects: readonly string[];
 }
 
-/** Asks the upstream about tokens; resolves with those it confirms, rejects when it cannot answer. */
+/**
+ * Asks the upstream about tokens; resolves with those it confirms, rejects when it cannot answer
+ * (with a `ValidationCallError` carrying the HTTP status when there was one).
+ */
 export type ValidateTokens = (tokens: readonly string[]) => Promise<ValidatedToken[]>;
+
+/** A validation call that got no usable answer; `status` is the upstream's HTTP status, if any. */
+export class ValidationCallError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Time a validation call may take before it counts as failed (its tokens stay unknown). */
+export const VALIDATION_TIMEOUT_MS = 5_000;
 
 /** Unleash's answer: `{"tokens": [{token, type, environment, projects, ...}]}`; unknown fields ignored. */
 const answerSchema = z.object({
@@ -43,7 +59,8 @@ export interface ValidationClientOptions {
 /**
  * `POST <server root>/edge/validate` with `{"tokens": [...]}`, sent without a client or frontend
  * token in `Authorization` (Unleash answers those 403 there). Anything but a 200 with a body of the
- * expected shape is a failure (older and stub upstreams answer 404): the caller refuses.
+ * expected shape is a failure (older and stub upstreams answer 404, Unleash 413 for a body over
+ * 100 KB): the caller decides (see `TokenValidator`).
  */
 export function validationClient(opts: ValidationClientOptions): ValidateTokens {
   const url = `${serverRoot(opts.flagsUrl)}/edge/validate`;
@@ -53,19 +70,21 @@ export function validationClient(opts: ValidationClientOptions): ValidateTokens 
       json: { tokens },
       appName: opts.appName,
       instanceId: opts.instanceId,
-      timeout: opts.timeoutMs ?? 10_000,
+      timeout: opts.timeoutMs ?? VALIDATION_TIMEOUT_MS,
       httpOptions: opts.httpOptions,
     });
     const text = await res.text();
-    if (res.status !== 200) throw new Error(`token validation answered HTTP ${res.status}`);
+    if (res.status !== 200)
+      throw new ValidationCallError(`token validation answered HTTP ${res.status}`, res.status);
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
-      throw new Error('token validation answered a body that is not JSON');
+      throw new ValidationCallError('token validation answered a body that is not JSON');
     }
     const parsed = answerSchema.safeParse(json);
-    if (!parsed.success) throw new Error('token validation answered a body of an unknown shape');
+    if (!parsed.success)
+      throw new ValidationCallError('token validation answered a body of an unknown shape');
     return parsed.data.tokens.map((t) => ({
       token: t.token,
       type: (t.type ?? '').toLowerCase(),
