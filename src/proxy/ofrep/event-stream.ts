@@ -58,7 +58,10 @@ export class ChangeStreams implements ScopeStreams {
   /** Groups with open streams, by source. */
   private readonly groups = new Map<FeatureRepository, StreamGroup>();
   private readonly scopes = new WeakMap<FeatureRepository, ScopeStreams>();
-  private readonly versions = new WeakMap<FeatureRepository, { revision: number; version: DefinitionsVersion }>();
+  private readonly versions = new WeakMap<
+    FeatureRepository,
+    { revision: number; version: DefinitionsVersion }
+  >();
   private readonly unsubscribe: () => void;
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly cut: Counter<'reason'>;
