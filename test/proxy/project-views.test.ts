@@ -264,3 +264,48 @@ describe('an upstream that sends no ETags', () => {
     }
   });
 });
+
+describe('the clock in a project view', () => {
+  test('a date of a parent in another project passing changes the view’s answer and ETag', async () => {
+    const at = new Date(Date.now() + 1500).toISOString();
+    upstream.setFeatures({
+      version: 2,
+      features: [
+        toggle('child', 'p1', { dependencies: [{ feature: 'soon' }] }),
+        // a date of the view's own, far away: the view's answers are remembered per clock window
+        toggle('dated', 'p1', {
+          strategies: [
+            {
+              name: 'default',
+              constraints: [
+                { contextName: 'currentTime', operator: 'DATE_BEFORE', value: '2090-01-01T00:00:00.000Z' },
+              ],
+            },
+          ],
+        }),
+        toggle('soon', 'p2', {
+          strategies: [
+            {
+              name: 'default',
+              constraints: [{ contextName: 'currentTime', operator: 'DATE_AFTER', value: at }],
+            },
+          ],
+        }),
+      ],
+    });
+    const app = await proxy();
+    const before = await request(app).get('/proxy?userId=u1').set('Authorization', P1_KEY);
+    expect(enabledNames(before)).toEqual(['dated']);
+    expect(before.headers.etag).toMatch(/^W\/"d-/);
+    await waitFor(async () => {
+      const res = await request(app).get('/proxy?userId=u1').set('Authorization', ALL_KEY);
+      return enabledNames(res).includes('soon');
+    });
+    const after = await request(app)
+      .get('/proxy?userId=u1')
+      .set('Authorization', P1_KEY)
+      .set('If-None-Match', String(before.headers.etag));
+    expect(after.status).toBe(200);
+    expect(enabledNames(after)).toEqual(['child', 'dated']);
+  });
+});
