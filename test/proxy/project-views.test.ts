@@ -309,3 +309,34 @@ describe('the clock in a project view', () => {
     expect(enabledNames(after)).toEqual(['child', 'dated']);
   });
 });
+
+describe('segments in a project view', () => {
+  test('a segment used only by a parent in another project changing changes the view’s answer and ETag', async () => {
+    const withSegment = (users: string[]): FeaturesPayload => ({
+      version: 2,
+      features: [
+        toggle('child', 'p1', { dependencies: [{ feature: 'segmented' }] }),
+        toggle('segmented', 'p2', { strategies: [{ name: 'default', segments: [7] }] }),
+      ],
+      segments: [
+        { id: 7, name: 'testers', constraints: [{ contextName: 'userId', operator: 'IN', values: users }] },
+      ],
+    });
+    upstream.setFeatures(withSegment(['u1']));
+    const app = await proxy();
+    const before = await request(app).get('/proxy?userId=u2').set('Authorization', P1_KEY);
+    expect(enabledNames(before)).toEqual([]);
+    expect(before.headers.etag).toMatch(/^W\/"d-/);
+    upstream.setFeatures(withSegment(['u1', 'u2']));
+    await waitFor(async () => {
+      const res = await request(app).get('/proxy?userId=u2').set('Authorization', ALL_KEY);
+      return enabledNames(res).includes('segmented');
+    });
+    const after = await request(app)
+      .get('/proxy?userId=u2')
+      .set('Authorization', P1_KEY)
+      .set('If-None-Match', String(before.headers.etag));
+    expect(after.status).toBe(200);
+    expect(enabledNames(after)).toEqual(['child']);
+  });
+});
