@@ -335,7 +335,8 @@ function ofrepScopeOf(serving: ScopeServing): OfrepScope {
   return {
     features: serving.features,
     pipeline: serving.pipeline,
-    streams: serving.environment.changeStreams,
+    // a project-limited key's stream is told only of changes to what its answers depend on
+    streams: serving.environment.changeStreams.of(serving.features),
   };
 }
 

@@ -28,6 +28,8 @@ export class TestUpstream {
   fault: { status: number; body?: string } | undefined;
   /** When set, /client/features never answers (a hung upstream). */
   hang = false;
+  /** False: /client/features answers every poll in full, without an ETag (never 304). */
+  etags = true;
   /** Extra headers of every /client/features answer (e.g. `fetch-mode`). */
   featureHeaders: Record<string, string> = {};
   /**
@@ -156,6 +158,10 @@ export class TestUpstream {
             return;
           }
           const text = JSON.stringify(extra ?? this.payload);
+          if (!this.etags) {
+            res.writeHead(200, { 'content-type': 'application/json', ...this.featureHeaders }).end(text);
+            return;
+          }
           const etag = `"${createHash('sha1').update(text).digest('hex')}"`;
           if (req.headers['if-none-match'] === etag) {
             res.writeHead(304, { etag, ...this.featureHeaders }).end();

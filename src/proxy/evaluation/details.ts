@@ -9,6 +9,7 @@ import type {
   FeatureRepository,
   SdkVariant,
 } from '../upstream/feature-repository';
+import { parentsOf } from './plan';
 import { disabledToggle, toEvaluatedToggle } from './toggle-json';
 
 /**
@@ -60,15 +61,9 @@ export function reasonOf(strategy: StrategyTransportInterface, feature: FeatureI
 }
 
 /** True when code we do not know runs for the toggle: a custom strategy of its own or of a parent. */
-function runsCustomCode(
-  features: FeatureRepository,
-  feature: FeatureInterface,
-  fast: FastEvaluation,
-): boolean {
-  const parents = (Array.isArray(feature.dependencies) ? feature.dependencies : []).map((d) =>
-    features.toggle(d.feature),
-  );
-  return [feature, ...parents].some(
+function runsCustomCode(feature: FeatureInterface, fast: FastEvaluation): boolean {
+  // parents as the SDK finds them: in the whole environment, whatever the key's projects
+  return [feature, ...parentsOf(feature, fast)].some(
     (f) => Array.isArray(f?.strategies) && f.strategies.some((s) => !fast.isBuiltInStrategy(s.name)),
   );
 }
@@ -129,7 +124,7 @@ function fastDetails(
   const impressionData = feature.impressionData === true;
   let result: SdkVariant;
   try {
-    result = fast.resolve(name, runsCustomCode(features, feature, fast) ? ownCopy(enhanced) : enhanced);
+    result = fast.resolve(name, runsCustomCode(feature, fast) ? ownCopy(enhanced) : enhanced);
   } catch (err) {
     fast.failed(name, err);
     return { toggle: disabledToggle(name, impressionData), feature, reason: 'ERROR' };

@@ -351,7 +351,8 @@ export class Evaluator {
       revision,
       this.features,
       fast,
-      () => this.features.clientFeatures(),
+      // everything its answers depend on: for a project view, parents in other projects too
+      () => this.features.answerDefinitions(),
       (name, err) =>
         this.failures.error(
           `compiling toggle "${name}" failed; the SDK evaluates it alone: ${String(err)}`,

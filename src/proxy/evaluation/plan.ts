@@ -86,7 +86,13 @@ export type MemoRow = (Outcome | undefined)[];
 /** Every toggle of one definitions revision, compiled once when the revision is accepted. */
 export interface Plan {
   readonly revision: number;
-  /** Digest of the definitions: the part of every derived ETag that changes with them. */
+  /**
+   * Digest of the definitions its answers depend on (`FeatureRepository.answerDefinitions`): the
+   * part of every derived ETag that changes with them. For a project view that is its toggles, the
+   * parents they depend on in other projects and the segments of both, not the whole environment:
+   * a change elsewhere keeps its validators (no needless 200s), a change of a parent elsewhere
+   * changes them (no stale 304).
+   */
   readonly digest: string;
   readonly toggles: readonly CompiledToggle[];
   readonly byName: ReadonlyMap<string, CompiledToggle>;
@@ -305,22 +311,32 @@ class PlanShared {
   }
 }
 
-/** Compiles one toggle. `lookup` resolves dependency parents by name. */
+/**
+ * The parents a toggle depends on, found as the SDK finds them: by name among every toggle of the
+ * environment (`FastEvaluation.feature`), so a project view's toggle whose parent is in another
+ * project is compiled with what its answer really reads. A missing parent makes the dependency
+ * false whatever the context; it appearing later is a change of the view's definitions.
+ */
+export function parentsOf(feature: FeatureInterface, fast: FastEvaluation): FeatureInterface[] {
+  return (Array.isArray(feature.dependencies) ? feature.dependencies : [])
+    .map((d) => fast.feature(d.feature))
+    .filter((p): p is FeatureInterface => p !== undefined);
+}
+
+/** Compiles one toggle; `related` receives the toggle and the parents it depends on. */
 function compileToggle(
   feature: FeatureInterface,
   fast: FastEvaluation,
-  lookup: (name: string) => FeatureInterface | undefined,
   shared: PlanShared,
+  related: FeatureInterface[],
 ): Compiled {
-  const parents = (Array.isArray(feature.dependencies) ? feature.dependencies : [])
-    .map((d) => lookup(d.feature))
-    .filter((p): p is FeatureInterface => p !== undefined);
-  const related = [feature, ...parents];
-  const determinism = determinismOf(related, fast);
-  const inputs = shared.inputList(memoInputs(related, fast));
+  const parents = parentsOf(feature, fast);
+  const own = [feature, ...parents];
+  const determinism = determinismOf(own, fast);
+  const inputs = shared.inputList(memoInputs(own, fast));
   const toggle = compiledToggle(feature.name, feature.impressionData === true, shared.outcomes, {
     feature,
-    customCode: related.some(
+    customCode: own.some(
       (f) => Array.isArray(f.strategies) && f.strategies.some((s) => !fast.isBuiltInStrategy(s.name)),
     ),
     determinism,
@@ -329,6 +345,7 @@ function compileToggle(
   });
   if (isConstant(feature, fast))
     toggle.constant = outcomeOf(toggle, feature.enabled === true ? ENABLED_ANSWER : DISABLED_ANSWER);
+  related.push(...own);
   return toggle;
 }
 
@@ -383,14 +400,15 @@ export function compilePlan(
   onCompileError: (name: string, err: unknown) => void,
 ): Plan {
   const shared = new PlanShared();
-  const lookup = (name: string) => features.toggle(name);
-  const regular: FeatureInterface[] = [];
+  // The compiled toggles and their parents (of any project): the clock matters at their dates.
+  const regular = new Set<FeatureInterface>();
   const compileOne = (feature: FeatureInterface): Compiled => {
     if (features.fault(feature.name)) return quarantined(feature, shared.outcomes);
     if (features.isIrregular(feature.name)) return uncompiled(feature, shared.outcomes);
     try {
-      const toggle = compileToggle(feature, fast, lookup, shared);
-      regular.push(feature);
+      const related: FeatureInterface[] = [];
+      const toggle = compileToggle(feature, fast, shared, related);
+      for (const f of related) regular.add(f);
       return toggle;
     } catch (err) {
       onCompileError(feature.name, err);
@@ -408,7 +426,7 @@ export function compilePlan(
     toggles,
     byName: new Map(toggles.map((t) => [t.name, t])),
     determinism: combine(toggles.map((t) => t.determinism)),
-    dateBoundaries: dateBoundaries(regular, fast),
+    dateBoundaries: dateBoundaries([...regular], fast),
     outcomes: shared.outcomes,
     groups: shared.groups,
   };

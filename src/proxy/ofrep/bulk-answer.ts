@@ -12,7 +12,7 @@ import type { EvaluationInput, EvaluationPipeline } from '../evaluation/pipeline
 import { joinEntries } from '../evaluation/toggle-json';
 import type { FeatureRepository } from '../upstream/feature-repository';
 import { bulkFlags } from './bulk';
-import type { ChangeStreams } from './event-stream';
+import type { ScopeStreams } from './event-stream';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
 import { ofrepInput } from './request-input';
 
@@ -26,7 +26,7 @@ export const STREAM_PATH = '/v1/flag-changes';
 export interface OfrepScope {
   features: FeatureRepository;
   pipeline: EvaluationPipeline;
-  streams: ChangeStreams;
+  streams: ScopeStreams;
 }
 
 /** One bulk request, after its key, readiness and body were checked. */

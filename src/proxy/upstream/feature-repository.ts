@@ -48,6 +48,11 @@ export interface FastEvaluation {
   isBuiltInStrategy(name: string): boolean;
   segment(id: number): Segment | undefined;
   /**
+   * A toggle as the SDK finds a dependency's parent: by name among all of the environment's
+   * definitions, whatever project view the evaluation serves (a parent may be in another project).
+   */
+  feature(name: string): FeatureInterface | undefined;
+  /**
    * The strategy of the toggle's definition that enabled it in the last `resolve` of that toggle;
    * undefined when no strategy did (disabled, nothing matched, or a toggle without strategies).
    */
@@ -91,6 +96,12 @@ export interface FeatureRepository {
   segments(): Segment[];
   /** Client-API response of the current definitions, for server-side SDKs reading through the proxy. */
   clientFeatures(): ClientFeaturesResponse;
+  /**
+   * Everything its answers depend on, as derived ETags and change streams digest it: its toggles,
+   * the segments they use and, for a project view, the parents its toggles depend on in other
+   * projects (with their segments). `clientFeatures()` when it holds every toggle it depends on.
+   */
+  answerDefinitions(): unknown;
   /**
    * One SDK evaluation of one toggle (`getVariant`), counted exactly as the SDK counts; undefined
    * when a strategy threw (logged, rate-limited, and not counted, as in the SDK).

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import {
   InMemStorageProvider,
   type ClientFeaturesResponse,
@@ -79,6 +80,8 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private readonly upstreamWarnings: RateLimitedLog;
   private faults: DefinitionsFaults = NO_FAULTS;
   private faultsRevision = -1;
+  /** Digest of the definitions last accepted as a change (`isNewContent`). */
+  private contentDigest: string | undefined;
   private namedFaults = new Set<string>();
   private closing = false;
   /** True from a refusal of the token until the upstream answers again. */
@@ -211,6 +214,12 @@ export class UnleashFeatureRepository implements FeatureRepository {
       });
     });
     this.repository.on('changed', () => {
+      // An upstream without ETags answers every poll in full: the same definitions again are no
+      // change (no new revision, no recompiled plans, no stream events), as a 304 would have been.
+      if (!this.isNewContent()) {
+        this.stats.lastFetch = Date.now();
+        return;
+      }
       this.stats.lastUpdate = Date.now();
       this.stats.lastFetch = this.stats.lastUpdate;
       this.bump();
@@ -236,6 +245,21 @@ export class UnleashFeatureRepository implements FeatureRepository {
       if (/responded|Backing off/.test(text)) this.stats.fetchErrors += 1;
       this.upstreamWarnings.warn(`upstream: ${text}`, text);
     });
+  }
+
+  /**
+   * True when the SDK's definitions differ from those last accepted as a change: their client-API
+   * form (toggles sorted by name, the segments they use), digested once per full answer.
+   */
+  private isNewContent(): boolean {
+    const features = sortedByName(this.repository.getToggles());
+    const segments = segmentsUsedBy(features, (id) => this.repository.getSegment(id));
+    // UTF-16 code units: UTF-8 would make lone surrogates that the SDK tells apart look the same
+    const json = JSON.stringify({ features, segments });
+    const digest = hash('sha256', Buffer.from(json, 'utf16le'), 'base64url');
+    if (digest === this.contentDigest) return false;
+    this.contentDigest = digest;
+    return true;
   }
 
   private bump(): void {
@@ -290,9 +314,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
 
   toggles(): readonly FeatureInterface[] {
     if (this.sortedRevision !== this.revision) {
-      this.sorted = Object.freeze(
-        [...this.repository.getToggles()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
-      );
+      this.sorted = Object.freeze(sortedByName(this.repository.getToggles()));
       this.sortedRevision = this.revision;
     }
     return this.sorted;
@@ -308,6 +330,10 @@ export class UnleashFeatureRepository implements FeatureRepository {
 
   clientFeatures(): ClientFeaturesResponse {
     return { version: 2, features: [...this.toggles()], segments: this.segments() };
+  }
+
+  answerDefinitions(): ClientFeaturesResponse {
+    return this.clientFeatures();
   }
 
   evaluate(name: string, context: Context): SdkVariant | undefined {
@@ -349,6 +375,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
       // Custom strategies come first in the SDK's lookup, so a custom one shadows a built-in name.
       isBuiltInStrategy: (name) => !this.customStrategies.some((s) => s.name === name),
       segment: (id) => this.repository.getSegment(id),
+      feature: (name) => this.repository.getToggle(name),
       decidingStrategy: (name) => this.deciding.find(this.repository.getToggle(name)?.strategies),
     };
   }
@@ -387,6 +414,10 @@ export class UnleashFeatureRepository implements FeatureRepository {
     // proxy's too. Waited for up to REPORTS_ON_CLOSE_MS (the SDK gives each request its own timeout).
     if (this.reports.size > 0) await settledWithin([...this.reports], REPORTS_ON_CLOSE_MS);
   }
+}
+
+function sortedByName(toggles: readonly FeatureInterface[]): FeatureInterface[] {
+  return [...toggles].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** How long a close waits for usage reports still on their way. */
