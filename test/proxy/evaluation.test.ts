@@ -121,7 +121,9 @@ describe('GET /proxy', () => {
     expect(res.headers['cache-control']).toBe('public, max-age=2');
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['etag']).toMatch(/^W\/"[0-9a-f]+-[\w-]+"$/);
-    expect(res.headers['vary']).toBe('Accept-Encoding');
+    // spec 4.2 shows `Vary: Accept-Encoding`; the key's header is named too, so a shared cache
+    // never hands one key's answer to another key (README, "Responses")
+    expect(res.headers['vary']).toBe('Accept-Encoding, Authorization');
   });
 
   test('answers 304 without a body to a matching If-None-Match, also with Cache-Control: no-cache', async () => {
