@@ -11,7 +11,7 @@ import {
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { packageRoot } from '../../server/storage/package-root';
+import { packageRoot } from '../../common/files/package-root';
 import { clientMetricsSchema, clientRegistrationSchema } from '../client-metrics/schemas';
 import type { ProxyConfig } from '../config/types';
 import { ROOT_FIELDS } from '../context/build-context';

@@ -5,7 +5,7 @@ import { loggingOptions } from '../../common/config/logging-options';
 import type { OptionSpec } from '../../common/config/resolve';
 import { adminTokens } from '../auth/admin-tokens';
 import { tokenScope } from '../auth/token-format';
-import { packageRoot } from '../storage/package-root';
+import { packageRoot } from '../../common/files/package-root';
 
 const postgresUrl: p.Parser<string> = (value) => {
   const s = p.string(value);

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../../common/logging/logger';
 import type { Db } from './db';
-import { packageRoot } from './package-root';
+import { packageRoot } from '../../common/files/package-root';
 
 /** The folder of the plain SQL migrations (not copied by tsc, so found from the package root). */
 export function migrationsDir(): string {
