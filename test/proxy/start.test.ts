@@ -71,7 +71,7 @@ test('exits 1 without the value when a client key is also a server-side SDK toke
 
 test('serves on PORT from environment variables and flushes usage metrics on SIGTERM', async () => {
   const upstream = await new TestUpstream(sampleFeatures()).start();
-  const port = 30000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   const { child, exited } = run({
     FLAGS_URL: upstream.url,
     FLAGS_API_TOKEN: upstream.token,
@@ -114,7 +114,7 @@ test('serves on PORT from environment variables and flushes usage metrics on SIG
 
 test("starts with only the reference Unleash proxy's environment and serves /proxy and /api/frontend", async () => {
   const upstream = await new TestUpstream(sampleFeatures()).start();
-  const port = 30000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   // Exactly what a container of the reference proxy is given; no FLAGS_* variable at all.
   const { child, exited } = run({
     UNLEASH_URL: upstream.url,
@@ -195,7 +195,7 @@ describe("client keys: required under the specification's names, optional under 
       environment: 'development',
       projects: ['*'],
     });
-    const port = 30000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const { child, exited } = run({
       UPSTREAM_URL: upstream.url,
       TOKENS: UNLEASH_TOKEN,
