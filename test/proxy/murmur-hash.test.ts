@@ -1,12 +1,7 @@
 import fc from 'fast-check';
 import { normalizedStrategyValue, normalizedVariantValue } from 'unleash-client/lib/strategy/util';
-import {
-  murmurHash32,
-  normalizedValue,
-  sdkHashUtil,
-  sdkMurmurLibrary,
-  useFastRolloutHash,
-} from '../../src/proxy/upstream/murmur-hash';
+import { murmurHash32, normalizedValue } from '../../src/proxy/upstream/murmur-hash';
+import { sdkHashUtil, sdkMurmurLibrary, useFastRolloutHash } from '../../src/proxy/upstream/sdk/fast-hash';
 
 type Hash = (key: string, seed?: number) => number;
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { Context } from 'unleash-client';
 import UserWithIdStrategy from 'unleash-client/lib/strategy/user-with-id-strategy';
-import { withListedUserIds } from '../../src/proxy/upstream/sdk-internals';
+import { withListedUserIds } from '../../src/proxy/upstream/sdk/internals';
 
 /** What a call answers, or that it threw. */
 function outcome(run: () => boolean): boolean | 'threw' {

@@ -1,6 +1,6 @@
 import { scryptSync } from 'node:crypto';
 import type { ClientFeaturesResponse } from 'unleash-client';
-import type { StorageProvider } from 'unleash-client/lib/repository/storage-provider';
+import type { StorageProvider } from '../upstream/sdk/types';
 import type { ProxyConfig } from '../config/types';
 import type { UpstreamToken } from '../environments/upstream-tokens';
 

@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { InMemStorageProvider, type ClientFeaturesResponse } from 'unleash-client';
-import type { StorageProvider } from 'unleash-client/lib/repository/storage-provider';
+import type { StorageProvider } from '../upstream/sdk/types';
 import type { Logger } from '../../common/logging/logger';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { BackupFault, BackupRecord, RedisStore } from './redis-store';

@@ -2,12 +2,8 @@ import { promises as fs } from 'node:fs';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { ClientFeaturesResponse } from 'unleash-client';
-import {
-  resolveBootstrapProvider,
-  type BootstrapOptions,
-} from 'unleash-client/lib/repository/bootstrap-provider';
-import type { BootstrapProvider } from 'unleash-client/lib/repository/bootstrap-provider';
-import { buildHeaders } from 'unleash-client/lib/request';
+import { resolveBootstrapProvider, buildHeaders } from '../upstream/sdk/modules';
+import type { BootstrapOptions, BootstrapProvider } from '../upstream/sdk/types';
 
 /** As long as the SDK's own bootstrap request may take. */
 const TIMEOUT_MS = 10_000;

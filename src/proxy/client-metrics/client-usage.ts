@@ -1,4 +1,4 @@
-import type { HttpOptions } from 'unleash-client/lib/http-options';
+import type { HttpOptions } from '../upstream/sdk/types';
 import type { ProxyConfig } from '../config/types';
 import { MetricsForwarder, type ForwardResult } from './forwarder';
 import { DEFAULT_MAX_REGISTRATIONS, PendingRegistrations } from './pending-registrations';

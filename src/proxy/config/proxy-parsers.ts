@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
-import type { TagFilter } from 'unleash-client/lib/tags';
+import type { TagFilter } from '../upstream/sdk/types';
 import { ParseError, type Parser, list, string } from '../../common/config/parsers';
 import type { TrustProxy } from './types';
 

@@ -1,8 +1,6 @@
 import type { Request } from 'express';
 import type { ClientFeaturesResponse, Context, Strategy } from 'unleash-client';
-import type { BootstrapOptions } from 'unleash-client/lib/repository/bootstrap-provider';
-import type { StorageProvider } from 'unleash-client/lib/repository/storage-provider';
-import type { TagFilter } from 'unleash-client/lib/tags';
+import type { BootstrapOptions, StorageProvider, TagFilter } from '../upstream/sdk/types';
 import type { KeyVary } from '../auth/key-vary';
 import type { Logger, LogLevel } from '../../common/logging/logger';
 

@@ -1,5 +1,5 @@
 import type { Strategy } from 'unleash-client';
-import type { HttpOptions } from 'unleash-client/lib/http-options';
+import type { HttpOptions } from '../upstream/sdk/types';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
 import type { ProcessBudget } from '../budgets/process-budget';
 import { ClientUsage } from '../client-metrics/client-usage';

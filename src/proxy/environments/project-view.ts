@@ -1,7 +1,6 @@
 import { hash } from 'node:crypto';
 import type { ClientFeaturesResponse, Context } from 'unleash-client';
-import type { FeatureInterface } from 'unleash-client/lib/feature';
-import type { Segment } from 'unleash-client/lib/strategy/strategy';
+import type { FeatureInterface, Segment } from '../upstream/sdk/types';
 import type {
   FastEvaluation,
   FeatureRepository,

@@ -1,5 +1,5 @@
 import type { Strategy } from 'unleash-client';
-import type { HttpOptions } from 'unleash-client/lib/http-options';
+import type { HttpOptions } from '../upstream/sdk/types';
 import { Registry } from 'prom-client';
 import { backupPlace } from '../backup/backup-scope';
 import { createBackup } from '../backup/create-backup';

@@ -1,7 +1,6 @@
 import type { Context } from 'unleash-client';
-import type { FeatureInterface } from 'unleash-client/lib/feature';
+import type { FeatureInterface, StrategyTransportInterface } from '../upstream/sdk/types';
 import { listOf } from '../upstream/toggle-faults';
-import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
 import { ownCopy } from '../context/build-context';
 import type {
   EvaluatedToggle,

@@ -1,6 +1,5 @@
 import { Strategy, type Context } from 'unleash-client';
-import type { FeatureInterface } from 'unleash-client/lib/feature';
-import type { Constraint, Segment } from 'unleash-client/lib/strategy/strategy';
+import type { FeatureInterface, Constraint, Segment } from '../upstream/sdk/types';
 import { listOf } from '../upstream/toggle-faults';
 
 /**

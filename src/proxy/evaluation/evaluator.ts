@@ -1,5 +1,5 @@
 import type { Context } from 'unleash-client';
-import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
+import type { StrategyTransportInterface } from '../upstream/sdk/types';
 import { etagMatches } from '../../common/http/etag';
 import type { Logger } from '../../common/logging/logger';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';

@@ -1,7 +1,7 @@
 import type { Context } from 'unleash-client';
-import type { FeatureInterface } from 'unleash-client/lib/feature';
+import type { FeatureInterface } from '../upstream/sdk/types';
 import type { FastEvaluation, FeatureRepository, SdkVariant } from '../upstream/feature-repository';
-import { DISABLED_ANSWER, ENABLED_ANSWER } from '../upstream/sdk-variant';
+import { DISABLED_ANSWER, ENABLED_ANSWER } from '../upstream/sdk/variant';
 import { listOf } from '../upstream/toggle-faults';
 import {
   ALWAYS_DETERMINISTIC,

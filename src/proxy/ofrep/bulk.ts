@@ -1,6 +1,5 @@
 import type { Context } from 'unleash-client';
-import type { FeatureInterface } from 'unleash-client/lib/feature';
-import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
+import type { FeatureInterface, StrategyTransportInterface } from '../upstream/sdk/types';
 import { detailsFor, reasonOf, type EvaluationReason } from '../evaluation/details';
 import { FAILED, type Evaluator, type Prepared } from '../evaluation/evaluator';
 import type { CompiledToggle, Outcome } from '../evaluation/plan';

@@ -1,4 +1,4 @@
-import type { FeatureInterface } from 'unleash-client/lib/feature';
+import type { FeatureInterface } from '../upstream/sdk/types';
 import { listOf } from '../upstream/toggle-faults';
 import type { EvaluationDetails } from '../evaluation/details';
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Strategy } from 'unleash-client';
-import { defaultStrategies } from 'unleash-client/lib/strategy';
+import { defaultStrategies } from '../upstream/sdk/modules';
 import { ConfigError } from '../../common/config/resolve';
 import type { ContextEnricher } from '../config/types';
 

@@ -1,5 +1,5 @@
-import type { HttpOptions } from 'unleash-client/lib/http-options';
-import { post } from 'unleash-client/lib/request';
+import { post } from '../upstream/sdk/modules';
+import type { HttpOptions } from '../upstream/sdk/types';
 import { z } from 'zod';
 
 /** What the upstream says of one token it knows. */

@@ -1,4 +1,4 @@
-import type { ApiResponse, ClientFeaturesResponse } from 'unleash-client/lib/feature';
+import type { ApiResponse, ClientFeaturesResponse } from './sdk/types';
 
 /**
  * Where an answer of the upstream (or a bootstrap, or a stored backup) is checked before the SDK

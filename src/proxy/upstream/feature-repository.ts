@@ -1,7 +1,5 @@
 import type { ClientFeaturesResponse, Context } from 'unleash-client';
-import type { FeatureInterface } from 'unleash-client/lib/feature';
-import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';
-import type { Segment } from 'unleash-client/lib/strategy/strategy';
+import type { FeatureInterface, StrategyTransportInterface, Segment } from './sdk/types';
 import type { ToggleFault } from './toggle-faults';
 
 export interface EvaluatedVariant {

@@ -1,5 +1,4 @@
-import type { FeatureInterface } from 'unleash-client/lib/feature';
-import type { Segment } from 'unleash-client/lib/strategy/strategy';
+import type { FeatureInterface, Segment } from './sdk/types';
 
 /**
  * The segments these toggles' strategies name, for a client-API answer. Reads definitions of any

@@ -1,5 +1,4 @@
-import type { FeatureInterface } from 'unleash-client/lib/feature';
-import type { Segment } from 'unleash-client/lib/strategy/strategy';
+import type { FeatureInterface, Segment } from './sdk/types';
 
 /**
  * What the proxy checks in definitions, toggle by toggle, once per revision. The SDK is the arbiter

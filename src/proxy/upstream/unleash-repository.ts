@@ -5,13 +5,11 @@ import {
   type Context,
   type Strategy,
 } from 'unleash-client';
-import type { FeatureInterface } from 'unleash-client/lib/feature';
-import type { Segment } from 'unleash-client/lib/strategy/strategy';
-import type { HttpOptions } from 'unleash-client/lib/http-options';
+import type { FeatureInterface, Segment, HttpOptions } from './sdk/types';
 import type { Logger } from '../../common/logging/logger';
 import type { ProxyConfig } from '../config/types';
 import type { SdkVariant, FastEvaluation, FeatureRepository, UpstreamStats } from './feature-repository';
-import { GuardedRepository } from './guarded-repository';
+import { GuardedRepository } from './sdk/guarded-repository';
 import { segmentsUsedBy } from './segments-used';
 import {
   DecidingStrategy,
@@ -20,10 +18,10 @@ import {
   findStrategiesByName,
   warnNamesAsData,
   type SdkMetrics,
-} from './sdk-internals';
+} from './sdk/internals';
 import { findFaults, NO_FAULTS, type DefinitionsFaults, type ToggleFault } from './toggle-faults';
-import { useFastRolloutHash } from './murmur-hash';
-import { resolveVariant } from './sdk-variant';
+import { useFastRolloutHash } from './sdk/fast-hash';
+import { resolveVariant } from './sdk/variant';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
 import { limitedBootstrapProvider } from '../bootstrap/limited-bootstrap';
@@ -201,7 +199,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
       },
     });
     warnNamesAsData(this.unleash);
-    // the SDK's rollout and variant hash, same results at a fraction of the cost (murmur-hash.ts)
+    // the SDK's rollout and variant hash, same results at a fraction of the cost (sdk/fast-hash.ts)
     useFastRolloutHash();
     this.deciding = new DecidingStrategy(this.unleash);
     findStrategiesByName(this.unleash);

@@ -1,6 +1,6 @@
 import { Unleash, type Context, type Strategy } from 'unleash-client';
 import UserWithIdStrategy from 'unleash-client/lib/strategy/user-with-id-strategy';
-import { nameMap } from '../../common/http/data-record';
+import { nameMap } from '../../../common/http/data-record';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type Repository from 'unleash-client/lib/repository';
 import type { StrategyTransportInterface } from 'unleash-client/lib/strategy';

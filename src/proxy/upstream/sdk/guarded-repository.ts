@@ -1,8 +1,8 @@
 import type { ApiResponse, ClientFeaturesResponse } from 'unleash-client/lib/feature';
 import Repository, { type RepositoryOptions } from 'unleash-client/lib/repository';
 import type { StorageProvider } from 'unleash-client/lib/repository/storage-provider';
-import { checkDocument, onlyProject } from './definitions-document';
-import { keepNamesAsData } from './sdk-internals';
+import { checkDocument, onlyProject } from '../definitions-document';
+import { keepNamesAsData } from './internals';
 
 const REJECTED = /responded (401|403)\b/;
 const MAX_RETRY_MS = 60_000;

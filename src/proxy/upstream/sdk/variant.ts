@@ -2,7 +2,7 @@ import type { Context } from 'unleash-client';
 import type UnleashClient from 'unleash-client/lib/client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import { defaultVariant, selectVariant } from 'unleash-client/lib/variant';
-import type { SdkVariant } from './feature-repository';
+import type { SdkVariant } from '../feature-repository';
 
 function answer(
   name: string,
