@@ -10,11 +10,11 @@
 import http from 'node:http';
 import fc from 'fast-check';
 import request from 'supertest';
-import { InMemStorageProvider, Unleash, type Context } from 'unleash-client';
+import type { Context, Unleash } from 'unleash-client';
 import { readyProxyFor } from '../support/proxy';
 import { listenOnLoopback } from '../support/listen';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
-import { destroySdk } from '../support/sdk';
+import { destroySdk, plainClient, type UsageCounts } from '../support/sdk';
 
 /** Scenarios per run: a tenth of the differential test's `DIFF_RUNS` (100 by default, so 10), at least 5. */
 const RUNS = Math.max(5, Math.round(Number(process.env.DIFF_RUNS ?? 100) / 10));
@@ -374,27 +374,6 @@ function checkOfrep(result: Record<string, unknown>, feature: Feature, expected:
     expect({ ...where, value: result.value }).toEqual({ ...where, value: expected.variant.payload?.value });
 }
 
-interface Counts {
-  yes: number;
-  no: number;
-  variants: Record<string, number>;
-}
-
-async function plainClient(upstream: TestUpstream): Promise<Unleash> {
-  const plain = new Unleash({
-    url: upstream.url,
-    appName: APP_NAME,
-    environment: 'default',
-    customHeaders: { Authorization: UPSTREAM_TOKEN },
-    disableMetrics: true,
-    refreshInterval: 60_000,
-    skipInstanceCountWarning: true,
-    storageProvider: new InMemStorageProvider(),
-  });
-  await new Promise<void>((resolve) => plain.once('synchronized', () => resolve()));
-  return plain;
-}
-
 type Orders = [number[], number[], number[]][][];
 
 async function runScenario(features: Feature[], users: User[], orders: Orders): Promise<void> {
@@ -408,8 +387,8 @@ async function runScenario(features: Feature[], users: User[], orders: Orders): 
     enableAllEndpoint: true,
   });
   const { server, url } = await listenOnLoopback(app);
-  const plain = await plainClient(upstream);
-  const expectedCounts = new Map<string, Counts>();
+  const plain = await plainClient(upstream.url, UPSTREAM_TOKEN, APP_NAME);
+  const expectedCounts = new Map<string, UsageCounts>();
   const count = (toggles: readonly ExpectedToggle[]) => {
     for (const t of toggles) {
       const c = expectedCounts.get(t.name) ?? { yes: 0, no: 0, variants: {} };
@@ -520,9 +499,9 @@ async function runScenario(features: Feature[], users: User[], orders: Orders): 
     destroySdk(plain);
     await upstream.stop();
   }
-  const actual = new Map<string, Counts>();
+  const actual = new Map<string, UsageCounts>();
   for (const r of upstream.posted('/api/client/metrics')) {
-    const bucket = (r.body as { bucket: { toggles: Record<string, Counts> } }).bucket.toggles;
+    const bucket = (r.body as { bucket: { toggles: Record<string, UsageCounts> } }).bucket.toggles;
     for (const [name, c] of Object.entries(bucket)) {
       const a = actual.get(name) ?? { yes: 0, no: 0, variants: {} };
       a.yes += c.yes;

@@ -8,11 +8,11 @@
 import http from 'node:http';
 import fc from 'fast-check';
 import request from 'supertest';
-import { Unleash, type Context } from 'unleash-client';
+import type { Context, Unleash } from 'unleash-client';
 import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
 import { listenOnLoopback } from '../support/listen';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
-import { destroySdk } from '../support/sdk';
+import { destroySdk, plainClient, type UsageCounts } from '../support/sdk';
 
 /** Scenarios per run: CI's 100 by default; `DIFF_RUNS=2000 npx jest test/proxy/differential` for a deeper search. */
 const RUNS = Number(process.env.DIFF_RUNS ?? 100);
@@ -344,38 +344,17 @@ function proxyContext(client: ClientContext): Context {
 
 /* ---------- the property ---------- */
 
-interface Counts {
-  yes: number;
-  no: number;
-  variants: Record<string, number>;
-}
-
-async function plainClient(upstream: TestUpstream): Promise<Unleash> {
-  const plain = new Unleash({
-    url: upstream.url,
-    appName: APP_NAME,
-    environment: 'default',
-    customHeaders: { Authorization: upstream.token },
-    disableMetrics: true,
-    refreshInterval: 60_000,
-    skipInstanceCountWarning: true,
-    storageProvider: new (await import('unleash-client')).InMemStorageProvider(),
-  });
-  await new Promise<void>((resolve) => plain.once('synchronized', () => resolve()));
-  return plain;
-}
-
 async function runScenario(features: Feature[], contexts: ClientContext[], steps: Step[]): Promise<void> {
   const payload: FeaturesPayload = { version: 2, features, segments: SEGMENTS };
   const upstream = await new TestUpstream(payload).start();
   const app = await readyProxyFor(upstream, { flagsAppName: APP_NAME, enableAllEndpoint: true });
   const { server, url } = await listenOnLoopback(app);
-  const plain = await plainClient(upstream);
+  const plain = await plainClient(upstream.url, upstream.token, APP_NAME);
   // every GET on one keep-alive connection, so a repeated query meets what the connection remembers
   const connection = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const byName = new Map(features.map((f) => [f.name, f]));
   const sortedNames = features.map((f) => f.name).sort();
-  const expectedCounts = new Map<string, Counts>();
+  const expectedCounts = new Map<string, UsageCounts>();
   const chancyNames = new Set<string>();
   const evaluations = new Map<string, number>();
   const lastEtag = new Map<string, { etag: string; body: ExpectedToggle[] }>();
@@ -462,8 +441,8 @@ async function runScenario(features: Feature[], contexts: ClientContext[], steps
   }
   const sent = upstream
     .posted('/api/client/metrics')
-    .map((r) => (r.body as { bucket: { toggles: Record<string, Counts> } }).bucket.toggles);
-  const actual = new Map<string, Counts>();
+    .map((r) => (r.body as { bucket: { toggles: Record<string, UsageCounts> } }).bucket.toggles);
+  const actual = new Map<string, UsageCounts>();
   for (const bucket of sent) {
     for (const [name, c] of Object.entries(bucket)) {
       const a = actual.get(name) ?? { yes: 0, no: 0, variants: {} };
