@@ -5,6 +5,7 @@ import path from 'node:path';
 import { sampleFeatures } from '../support/fixtures';
 import { waitFor } from '../support/proxy';
 import { TestUpstream } from '../support/upstream';
+import { freePort } from '../support/listen';
 
 // Prometheus scrapes are cheap with workers (README "Scaling out"): the primary aggregates once per
 // `prometheusCacheInterval` for every scrape, with one message listener however many scrapes wait.
@@ -36,7 +37,7 @@ afterEach(async () => {
 });
 
 async function startCluster(): Promise<number> {
-  const port = 30000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   output = '';
   child = spawn(process.execPath, [BIN], {
     env: {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { sampleFeatures } from '../support/fixtures';
 import { waitFor } from '../support/proxy';
 import { TestUpstream, type CapturedRequest } from '../support/upstream';
+import { freePort } from '../support/listen';
 
 // Runs the built program exactly as `npm start` does; `npm test` builds first (pretest).
 const BIN = path.resolve(__dirname, '../../dist/src/bin/flags-proxy.js');
@@ -73,8 +74,6 @@ function get(port: number, pathname: string, method = 'GET', body?: string): Pro
   });
 }
 
-const randomPort = () => 30000 + Math.floor(Math.random() * 20000);
-
 async function healthWorkers(port: number, times: number): Promise<Set<string>> {
   const seen = new Set<string>();
   for (let i = 0; i < times; i++) {
@@ -125,13 +124,23 @@ function startCluster(port: number, extra: Record<string, string> = {}): Run {
 }
 
 async function bothWorkersReady(port: number): Promise<void> {
-  await waitFor(async () => {
-    try {
-      return (await healthWorkers(port, 6)).size === 2;
-    } catch {
-      return false;
-    }
-  }, 30_000);
+  try {
+    await waitFor(async () => {
+      try {
+        return (await healthWorkers(port, 6)).size === 2;
+      } catch {
+        return false;
+      }
+    }, 30_000);
+  } catch (error) {
+    // Say what the cluster printed, so a failure on a loaded CI machine can be read.
+    throw new Error(
+      `both workers did not answer health in 30 s; the cluster printed:\n${proxy?.output() ?? ''}`,
+      {
+        cause: error,
+      },
+    );
+  }
 }
 
 test.each([
@@ -166,7 +175,7 @@ test('an unparseable FLAGS_REDIS_URL stops start-up naming the variable, never t
 });
 
 test('two workers share the port and both answer; Prometheus aggregates them; a killed worker is replaced', async () => {
-  const port = randomPort();
+  const port = await freePort();
   const running = startCluster(port);
   await bothWorkersReady(port);
 
@@ -207,7 +216,7 @@ const yesOf = (posted: CapturedRequest[], app: string, toggle: string) =>
     .reduce((sum, b) => sum + (b.bucket.toggles[toggle]?.yes ?? 0), 0);
 
 test('SIGTERM to the primary flushes the pending usage of every worker upstream, then exits 0', async () => {
-  const port = randomPort();
+  const port = await freePort();
   const running = startCluster(port);
   await bothWorkersReady(port);
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { sampleFeatures } from '../support/fixtures';
 import { waitFor } from '../support/proxy';
 import { TestUpstream } from '../support/upstream';
+import { freePort } from '../support/listen';
 
 // The built program, run as a user runs it; everything it writes is captured.
 const BIN = path.resolve(__dirname, '../../dist/src/bin/flags-proxy.js');
@@ -69,7 +70,7 @@ async function runProxy(
   fault: Fault,
   level: 'debug' | 'default',
 ): Promise<string> {
-  const port = 30000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   const viaProxy = fault.startsWith('proxy');
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',

@@ -35,3 +35,20 @@ export class LoopbackServers {
     );
   }
 }
+
+/**
+ * A port no socket holds now, chosen by the kernel, for a child process that binds it by number.
+ * A port picked at random can be one of the kernel's ephemeral ports (32768–60999 here) held by
+ * another test's outgoing connection; binding 0 and closing leaves only the short window before
+ * the child binds.
+ */
+export async function freePort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { sampleFeatures } from '../../support/fixtures';
 import { waitFor } from '../../support/proxy';
 import { TestUpstream } from '../../support/upstream';
+import { freePort } from '../../support/listen';
 
 // Change streams leave file descriptors for everything else (README "Change notifications"): the
 // stream limit is at most half the process's soft RLIMIT_NOFILE. Runs the built program under
@@ -64,7 +65,7 @@ function open(port: number, pathname: string): Promise<Answer> {
 }
 
 test('under ulimit -n 400, streams are refused with 503 before descriptors run out, and health and evaluation keep answering', async () => {
-  const port = 30000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   child = spawn('bash', ['-c', `ulimit -n 400; exec "${process.execPath}" "${BIN}"`], {
     env: {
       PATH: process.env.PATH ?? '',
