@@ -6,7 +6,7 @@
 import { gunzipSync } from 'node:zlib';
 import request from 'supertest';
 import type { ProxyApp } from '../../src/proxy/app';
-import { BodyBuffers } from '../../src/proxy/evaluation/body-buffers';
+import { BodyBuffers } from '../../src/proxy/engine/body-buffers';
 import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 

@@ -1,9 +1,9 @@
 import request from 'supertest';
 import { Strategy, type Context } from 'unleash-client';
 import type { ProxyApp } from '../../src/proxy/app';
-import { AnswerCache } from '../../src/proxy/evaluation/answer-cache';
-import type { Outcome } from '../../src/proxy/evaluation/plan';
-import { UsageTally } from '../../src/proxy/evaluation/usage-tally';
+import { AnswerCache } from '../../src/proxy/engine/answer-cache';
+import type { Outcome } from '../../src/proxy/engine/plan';
+import { UsageTally } from '../../src/proxy/engine/usage-tally';
 import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 

@@ -6,8 +6,8 @@
 import type { Context } from 'unleash-client';
 import { silentLogger } from '../../src/common/logging/logger';
 import type { ProxyApp } from '../../src/proxy/app';
-import { DEFAULT_BUDGETS, Evaluator } from '../../src/proxy/evaluation/evaluator';
-import { EvaluationMemory } from '../../src/proxy/evaluation/evaluation-memory';
+import { DEFAULT_BUDGETS, Evaluator } from '../../src/proxy/engine/evaluator';
+import { EvaluationMemory } from '../../src/proxy/engine/evaluation-memory';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type { FastEvaluation, FeatureRepository } from '../../src/proxy/upstream/feature-repository';
 import { readyProxyFor } from '../support/proxy';

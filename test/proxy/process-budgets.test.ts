@@ -6,7 +6,7 @@
 import request from 'supertest';
 import type { ProxyApp } from '../../src/proxy/app';
 import { SharedBudget } from '../../src/proxy/budgets/shared-budget';
-import { AnswerCache, Doorkeeper } from '../../src/proxy/evaluation/answer-cache';
+import { AnswerCache, Doorkeeper } from '../../src/proxy/engine/answer-cache';
 import { ViewBudget } from '../../src/proxy/environments/view-budget';
 import { LoopbackServers } from '../support/listen';
 import { proxyFor, waitFor } from '../support/proxy';

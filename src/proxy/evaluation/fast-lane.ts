@@ -5,8 +5,8 @@ import { sendError } from '../../common/http/error-middleware';
 import type { CorsHeaderMemo } from '../cors/cors-headers';
 import { routeTemplate, UNMATCHED_ROUTE, type RequestMetrics } from '../prometheus/request-metrics';
 import type { FeatureRepository } from '../upstream/feature-repository';
-import type { ConnectionMemo } from './connection-memo';
-import type { Selection } from './evaluator';
+import type { ConnectionMemo } from '../engine/connection-memo';
+import type { Selection } from '../engine/evaluator';
 import type { EvaluationInput, EvaluationPipeline } from './pipeline';
 import { writeReply } from './write-reply';
 

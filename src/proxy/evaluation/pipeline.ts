@@ -7,7 +7,7 @@ import type { ContextEnricher } from '../config/types';
 import { completeContext, contextFromBody, contextFromQuery } from '../context/build-context';
 import type { ContextLimits } from '../context/limits';
 import { describeIssues, proxyBodyEnvelopeSchema } from '../context/schemas';
-import type { Evaluator, Prepared, Reply, Selection } from './evaluator';
+import type { Evaluator, Prepared, Reply, Selection } from '../engine/evaluator';
 import { writeReply } from './write-reply';
 
 /** What an evaluation endpoint lists: enabled toggles (`/proxy`) or all of them (`/proxy/all`). */

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { addVary, withVary } from '../../common/http/vary';
-import type { Reply } from './evaluator';
+import type { Reply } from '../engine/evaluator';
 
 /** Browsers and SDKs may reuse a toggle list for two seconds, then revalidate with its ETag. */
 export const CACHE_CONTROL = 'public, max-age=2';

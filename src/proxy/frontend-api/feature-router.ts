@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { NotFoundError, ValidationError } from '../../common/errors/http-errors';
 import { jsonBody } from '../../common/http/json-body';
-import { bodyEtag } from '../evaluation/etag';
+import { bodyEtag } from '../engine/etag';
 import type { EvaluationInput } from '../evaluation/pipeline';
 import type { PipelineOf } from '../evaluation/router';
 import { writeReply } from '../evaluation/write-reply';

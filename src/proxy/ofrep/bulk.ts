@@ -1,8 +1,8 @@
 import type { Context } from 'unleash-client';
 import type { FeatureInterface, StrategyTransportInterface } from '../upstream/sdk/types';
-import { detailsFor, reasonOf, type EvaluationReason } from '../evaluation/details';
-import { FAILED, type Evaluator, type Prepared } from '../evaluation/evaluator';
-import type { CompiledToggle, Outcome } from '../evaluation/plan';
+import { detailsFor, reasonOf, type EvaluationReason } from '../engine/details';
+import { FAILED, type Evaluator, type Prepared } from '../engine/evaluator';
+import type { CompiledToggle, Outcome } from '../engine/plan';
 import type { EvaluatedToggle, FeatureRepository } from '../upstream/feature-repository';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
 

@@ -1,6 +1,6 @@
 import type { FeatureInterface } from '../upstream/sdk/types';
 import { listOf } from '../upstream/toggle-faults';
-import type { EvaluationDetails } from '../evaluation/details';
+import type { EvaluationDetails } from '../engine/details';
 
 /** The value type of an OFREP flag, fixed by its definition. */
 export type OfrepFlagType = 'boolean' | 'string' | 'number' | 'object';

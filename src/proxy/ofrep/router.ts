@@ -10,8 +10,8 @@ import {
 import { jsonBody } from '../../common/http/json-body';
 import { addVary } from '../../common/http/vary';
 import type { EvaluationInput, EvaluationPipeline } from '../evaluation/pipeline';
-import type { BodyBuffers } from '../evaluation/body-buffers';
-import { evaluateWithDetails } from '../evaluation/details';
+import type { BodyBuffers } from '../engine/body-buffers';
+import { evaluateWithDetails } from '../engine/details';
 import { requireReady } from '../readiness/require-ready';
 import type { FeatureRepository } from '../upstream/feature-repository';
 import { requireOfrepKey, requireStreamAccess, StreamKeys, streamToken, type OfrepAuthOptions } from './auth';
