@@ -1,6 +1,8 @@
 import compression from 'compression';
+import type { RequestListener } from 'node:http';
 import express, { type Express, type RequestHandler, type Response } from 'express';
-import { errorMiddleware, notFoundHandler } from '../common/http/error-middleware';
+import { ErrorAnswers, errorMiddleware, notFoundHandler } from '../common/http/error-middleware';
+import { asNodeMiddleware } from '../common/http/node-middleware';
 import { logEffectiveConfig } from '../common/logging/redact';
 import { ProcessBudget } from './budgets/process-budget';
 import { PROXY_OPTIONS } from './config/options';
@@ -8,10 +10,16 @@ import { parseConfig } from './config/parse-config';
 import type { ProxyConfig, ProxyOptions } from './config/types';
 import { Registry } from 'prom-client';
 import { AuthenticationRequired } from '../common/errors/http-errors';
-import { keyFromHeader } from './auth/client-key';
 import type { ClientUsage } from './client-metrics/client-usage';
 import { clientMetricsRouter } from './client-metrics/router';
 import { CorsHeaderMemo } from './cors/cors-headers';
+import { frontendFeatureEndpoint } from './http/endpoints/frontend-feature';
+import { ofrepBulkEndpoint, ofrepSingleEndpoint } from './http/endpoints/ofrep-evaluate';
+import { proxyListEndpoint } from './http/endpoints/proxy-list';
+import { Front } from './http/front';
+import { Gate } from './http/gate';
+import { frontendKey, ofrepKey } from './http/key-policies';
+import { RequestBody } from './http/request-body';
 import { corsMiddleware } from './cors/cors-middleware';
 import { docsRouter } from './docs/router';
 import { environmentLabels, registerEnvironmentMetrics } from './environments/environment-metrics';
@@ -19,15 +27,10 @@ import { KeyScopes } from './environments/key-scopes';
 import { EnvironmentRegistry } from './environments/registry';
 import type { Environment, ScopeServing } from './environments/environment';
 import { environmentRefused, requireScope, scopeOf } from './environments/require-scope';
-import { installFastLane, type FastLaneOptions } from './evaluation/fast-lane';
-import { installPostLane } from './evaluation/post-lane';
-import { evaluationRouter } from './evaluation/router';
-import { frontendFeatureRouter } from './frontend-api/feature-router';
 import { healthRouter } from './health/router';
 import type { OfrepScope } from './ofrep/bulk-answer';
-import { installOfrepBulkLane } from './ofrep/bulk-lane';
 import type { ChangeStreams } from './ofrep/event-stream';
-import { ofrepEndpoints, ofrepErrors } from './ofrep/router';
+import { ofrepRoutes } from './ofrep/router';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
 import { RequestMetrics } from './prometheus/request-metrics';
@@ -53,6 +56,14 @@ export type ProxyApp = Express & {
   whenReady(): Promise<void>;
   /** Stops polling and timers and flushes usage metrics upstream. */
   close(): Promise<void>;
+  /**
+   * The request listener for a server of its own (`http.createServer(app.listener)`, what `start()`
+   * does): the front answers its endpoints without Express's request set-up in front of them, and
+   * hands the rest to this app. With context enrichers or `trustProxy` it is the app itself (the
+   * endpoints then read Express's request). The app given to a server or mounted as is answers the
+   * same through the same front.
+   */
+  readonly listener: RequestListener;
   readonly proxyConfig: ProxyConfig;
   readonly features: FeatureRepository;
   /** Usage metrics of client SDKs waiting to be forwarded upstream. */
@@ -148,7 +159,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const missingKey = new AuthenticationRequired(`Missing client key: send it in the "${header}" header`);
   const invalidKey = new AuthenticationRequired(`Invalid client key in the "${header}" header`);
   const serverTokens = config.expServerSideSdkConfig.tokens;
-  const frontendKey = {
+  const frontendKey_ = {
     keys,
     attempts: [{ header, kind: 'frontend' as const }],
     missing: missingKey,
@@ -174,16 +185,68 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   };
   const usageOf = (res: Response): ClientUsage => scopeOf(res).environment.clientUsage;
 
+  // The gate of every endpoint, and the same steps in front of Express's cold routes, in this order.
+  const requestMetrics = new RequestMetrics(metrics.requestSeries);
+  const cors = corsMiddleware(config.cors);
+  const bodyResponse = [compression({ threshold: 1024 })];
+  const gate = new Gate({
+    ready: environments,
+    cors: asNodeMiddleware(cors),
+    corsHeaders: new CorsHeaderMemo(cors),
+    requestMetrics,
+    body: new RequestBody(config.maxBodySize),
+    bodyResponse: bodyResponse.map(asNodeMiddleware),
+    errors: new ErrorAnswers(config.logger),
+  });
+  const evaluationKey = frontendKey(keys, frontendKey_);
+  const ofrepPath = `${config.proxyBasePath}/ofrep`;
+  const ofrep = ofrepRoutes({
+    features,
+    pipeline: first.all.pipeline,
+    streams: first.changeStreams,
+    ready: environments,
+    scopeOf: (res) => ofrepScopeOf(scopeOf(res)),
+    bodies: budget.evaluation.bodies,
+    maxBodySize: config.maxBodySize,
+    vary: config.keyVary.ofrep,
+    auth: {
+      clientKeysHeaderName: header,
+      clientKeys: keys.clientKeySecrets,
+      serverTokens,
+      resolveKey: async (key, res) => {
+        const serving = await keys.resolve(key, 'frontend', () => clientGone(res));
+        if (serving instanceof ValidationUnavailable) throw retryAfter(res, serving);
+        const refused = serving && environmentRefused(serving);
+        if (refused) throw refused;
+        return serving;
+      },
+    },
+  });
+  const ofrepEvaluate = {
+    basePath: ofrepPath,
+    key: ofrepKey({ keys, header, serverTokens }),
+    bulk: ofrep.bulk,
+    scopeOf: ofrepScopeOf,
+    vary: config.keyVary.ofrep,
+  };
+  const front = new Front(gate, [
+    proxyListEndpoint({
+      paths: clientPaths,
+      key: evaluationKey,
+      memoSound: enrichers.length === 0 && config.trustProxy === false,
+    }),
+    frontendFeatureEndpoint(frontendPath, evaluationKey),
+    ofrepSingleEndpoint(ofrepEvaluate),
+    ofrepBulkEndpoint(ofrepEvaluate),
+  ]);
+
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
-  // Every response passes these, in this order (the evaluation fast lane's too).
-  const requestMetrics = new RequestMetrics(metrics.requestSeries);
-  const cors = corsMiddleware(config.cors);
-  const everyResponse = [requestMetrics.middleware, cors];
-  const bodyResponse = [compression({ threshold: 1024 })];
-  app.use(...everyResponse, ...bodyResponse);
+  app.use(front.middleware);
+  // Express's cold routes: every response passes the gate's request series, CORS and compression.
+  app.use(requestMetrics.middleware, cors, ...bodyResponse);
   if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
   app.use(proxyPath, healthRouter(environments));
   app.use([...clientPaths, `${config.proxyBasePath}/api/client`], requireReady(environments));
@@ -217,18 +280,11 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     prometheusRouter(
       metrics,
       (res) => scrapeViews.get(scopeOf(res).environment),
-      requireScope({ ...frontendKey, whileUnserved: true }),
+      requireScope({ ...frontendKey_, whileUnserved: true }),
     ),
   );
-  app.use(clientPaths, requireScope(frontendKey));
-  app.use(
-    clientPaths,
-    evaluationRouter((res) => scopeOf(res).pipeline, config.maxBodySize),
-  );
-  app.use(
-    frontendPath,
-    frontendFeatureRouter((res) => scopeOf(res).pipeline, config.maxBodySize),
-  );
+  // other paths under the evaluation paths: the key first, then 404
+  app.use(clientPaths, requireScope(frontendKey_));
   // The client API for backend SDKs (Unleash Edge's): client tokens, limited to their projects.
   const clientApiPath = `${config.proxyBasePath}/api`;
   const clientApiAuth = requireScope(clientToken);
@@ -250,70 +306,16 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       maxBodySize: config.maxBodySize,
     }),
   );
-  const ofrepPath = `${config.proxyBasePath}/ofrep`;
-  const ofrep = ofrepEndpoints({
-    features,
-    pipeline: first.all.pipeline,
-    streams: first.changeStreams,
-    ready: environments,
-    scopeOf: (res) => ofrepScopeOf(scopeOf(res)),
-    bodies: budget.evaluation.bodies,
-    maxBodySize: config.maxBodySize,
-    vary: config.keyVary.ofrep,
-    auth: {
-      clientKeysHeaderName: header,
-      clientKeys: keys.clientKeySecrets,
-      serverTokens,
-      resolveKey: async (key, res) => {
-        const serving = await keys.resolve(key, 'frontend', () => clientGone(res));
-        if (serving instanceof ValidationUnavailable) throw retryAfter(res, serving);
-        const refused = serving && environmentRefused(serving);
-        if (refused) throw refused;
-        return serving;
-      },
-    },
-  });
   app.use(ofrepPath, ofrep.router);
   app.use(notFoundHandler);
   app.use(errorMiddleware(config.logger));
-  const laneOptions: FastLaneOptions = {
-    paths: clientPaths,
-    features: environments,
-    clientKeysHeaderName: header,
-    resolve: (value, connection) => {
-      const key = keyFromHeader(value);
-      if (key === undefined) return missingKey;
-      const known = keys.knownOn(connection, key, 'frontend');
-      if (known === null) return invalidKey;
-      if (known === undefined || !known.environment.isServing()) return undefined;
-      return known;
-    },
-    enabled: enrichers.length === 0 && config.trustProxy === false,
-    requestMetrics,
-    cors: new CorsHeaderMemo(cors),
-    bodyResponse,
-    onError: errorMiddleware(config.logger),
-  };
-  installFastLane(app, laneOptions);
-  installPostLane(app, { ...laneOptions, maxBodySize: config.maxBodySize });
-  const appErrors = laneOptions.onError;
-  installOfrepBulkLane(app, {
-    ...laneOptions,
-    basePath: ofrepPath,
-    bulk: ofrep.bulk,
-    maxBodySize: config.maxBodySize,
-    // what the OFREP key middleware finds for the key of the configured header, when known now
-    resolve: (key, connection) => {
-      const known = keys.knownOn(connection, key, 'frontend');
-      return known && known.environment.isServing() ? ofrepScopeOf(known) : undefined;
-    },
-    // an error after the lane took the request passes the router's error handler first, as on the route
-    onError: (err, req, res, next) =>
-      ofrepErrors(err, req, res, (e?: unknown) => appErrors(e, req, res, next)),
-  });
+  // Enrichers and `trustProxy` read Express's request: Express then stays in front of the front.
+  const listener: RequestListener =
+    enrichers.length === 0 && config.trustProxy === false ? front.listener(app) : app;
 
   return Object.assign(app, {
     whenReady: () => environments.whenReady(),
+    listener,
     close: async () => {
       validator?.close();
       await environments.close();

@@ -58,7 +58,7 @@ async function serve(options: ProxyOptions, env: NodeJS.ProcessEnv): Promise<Run
   const app = createApp(options, env);
   const { port, logger, proxyBasePath } = app.proxyConfig;
   const inCluster = isClusterWorker();
-  const listener = inCluster ? namingWorker(app, `${proxyBasePath}/proxy/health`) : app;
+  const listener = inCluster ? namingWorker(app.listener, `${proxyBasePath}/proxy/health`) : app.listener;
   // Joined before listening: a worker may be handed its first connection together with the
   // primary's listening acknowledgement, and a scrape then must already get the cluster's aggregate.
   const onPrimaryShutdown: { run?: () => void } = {};

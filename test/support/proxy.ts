@@ -42,3 +42,18 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/**
+ * The URLs of the requests that reach the app's Express router from now on: through `app.listener`
+ * the front answers its endpoints without it, so a test can tell who answered.
+ */
+export function expressRouted(app: ProxyApp): string[] {
+  const routed: string[] = [];
+  const router = app.router as unknown as { handle: (...args: unknown[]) => unknown };
+  const handle = router.handle.bind(router);
+  router.handle = (...args: unknown[]) => {
+    routed.push(String((args[0] as { url?: string }).url));
+    return handle(...args);
+  };
+  return routed;
+}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import {
   ContentTypeError,
@@ -93,34 +93,71 @@ function fromClientMistake(err: unknown, contentEncoding: string | undefined): H
 /** At most one error-level line per cause and minute; the others go to debug with their error id. */
 const ERROR_LOG_WINDOW_MS = 60_000;
 
+/** An error of our family for anything a request can fail with: ours, the body parser's, Express's. */
+export function toHttpError(
+  err: unknown,
+  contentEncoding: string | string[] | undefined,
+): HttpError | undefined {
+  if (err instanceof HttpError) return err;
+  return (
+    (isBodyParserError(err) ? fromBodyParser(err) : undefined) ??
+    fromClientMistake(err, headerValue(contentEncoding))
+  );
+}
+
+/**
+ * Writes the answer to a failed request with Node's response API: a client's mistake in the
+ * standard error shape (logged at debug when it is not one of ours), anything else a 500 whose
+ * cause is logged at error level with its error id (at most one line per cause and minute).
+ * `headers` as `sendError` takes them. Shared by the error middleware and the front.
+ */
+export class ErrorAnswers {
+  private readonly errors: RateLimitedLog;
+
+  constructor(private readonly logger: Logger) {
+    this.errors = new RateLimitedLog(logger, ERROR_LOG_WINDOW_MS);
+  }
+
+  answer(
+    err: unknown,
+    req: { method?: string; headers: IncomingHttpHeaders },
+    path: string,
+    res: ServerResponse,
+    headers?: readonly string[],
+  ): void {
+    const httpError = toHttpError(err, req.headers['content-encoding']);
+    if (httpError) {
+      if (!(err instanceof HttpError)) this.logger.debug(`refused a malformed request: ${httpError.message}`);
+      sendError(res, httpError, headers);
+      return;
+    }
+    const body = sendError(
+      res,
+      new InternalError('Internal error; the error id is logged with its cause'),
+      headers,
+    );
+    const fields = {
+      errorId: body.id,
+      method: req.method,
+      path,
+      error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+    };
+    const cause = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    if (!this.errors.error('request failed', cause.slice(0, 200), fields)) {
+      this.logger.debug('request failed (error line rate-limited)', fields);
+    }
+  }
+}
+
 /** The one error middleware of an app; mount it last. */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
-  const errors = new RateLimitedLog(logger, ERROR_LOG_WINDOW_MS);
+  const answers = new ErrorAnswers(logger);
   return (err: unknown, req, res, next) => {
     if (res.headersSent) {
       next(err);
       return;
     }
-    let httpError: HttpError | undefined;
-    if (err instanceof HttpError) httpError = err;
-    else if (isBodyParserError(err)) httpError = fromBodyParser(err);
-    httpError ??= fromClientMistake(err, headerValue(req.headers['content-encoding']));
-    if (httpError) {
-      if (!(err instanceof HttpError)) logger.debug(`refused a malformed request: ${httpError.message}`);
-      sendError(res, httpError);
-      return;
-    }
-    const body = sendError(res, new InternalError('Internal error; the error id is logged with its cause'));
-    const fields = {
-      errorId: body.id,
-      method: req.method,
-      path: req.path,
-      error: err instanceof Error ? (err.stack ?? err.message) : String(err),
-    };
-    const cause = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    if (!errors.error('request failed', cause.slice(0, 200), fields)) {
-      logger.debug('request failed (error line rate-limited)', fields);
-    }
+    answers.answer(err, req, req.path, res);
   };
 }
 

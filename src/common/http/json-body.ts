@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import express, { type RequestHandler } from 'express';
+import express from 'express';
+import typeis from 'type-is';
 import { ContentTypeError, ValidationError } from '../errors/http-errors';
+import type { NodeMiddleware } from './node-middleware';
 
 const EMPTY = 'Request body is empty; send a JSON object';
 const emptyBodies = new WeakSet<IncomingMessage>();
@@ -8,14 +10,14 @@ const emptyBodies = new WeakSet<IncomingMessage>();
 /**
  * Requires `Content-Type: application/json` (415 otherwise) and parses the body with a size limit
  * (413 above it); an empty body is a 400 saying so. Mount it after authentication, so a request
- * without a valid key is never parsed.
+ * without a valid key is never parsed. Node's request API only: the front runs it too.
  */
-export function jsonBody(limit: number): RequestHandler[] {
-  const requireJson: RequestHandler = (req, _res, next) => {
-    if (!req.is('application/json')) {
+export function jsonBody(limit: number): NodeMiddleware[] {
+  const requireJson: NodeMiddleware = (req, _res, next) => {
+    if (!typeis(req, ['application/json'])) {
       const got = req.headers['content-type'];
-      // `req.is` answers null for a request without a body, whatever its type says
-      if (got !== undefined && !hasBody(req) && mediaType(got) === 'application/json') {
+      // a request without a body is never of a type, whatever its header says
+      if (got !== undefined && !typeis.hasBody(req) && mediaType(got) === 'application/json') {
         next(new ValidationError(EMPTY));
         return;
       }
@@ -30,16 +32,11 @@ export function jsonBody(limit: number): RequestHandler[] {
     verify: (req, _res, buf) => {
       if (buf.length === 0) emptyBodies.add(req);
     },
-  });
-  const refuseEmpty: RequestHandler = (req, _res, next) => {
+  }) as unknown as NodeMiddleware; // connect-style: Node's request API only
+  const refuseEmpty: NodeMiddleware = (req, _res, next) => {
     next(emptyBodies.has(req) ? new ValidationError(EMPTY) : undefined);
   };
   return [requireJson, parse, refuseEmpty];
-}
-
-/** As Node's parser frames it: a body comes with `Transfer-Encoding` or a `Content-Length`. */
-function hasBody(req: IncomingMessage): boolean {
-  return req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
 }
 
 function mediaType(contentType: string): string {

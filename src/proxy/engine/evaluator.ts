@@ -284,6 +284,28 @@ export class Evaluator {
   }
 
   /**
+   * One toggle for prepared inputs, evaluated and counted as an answer naming only it is: its
+   * outcome (`enabled`, the serialised entry), or undefined for a name the definitions lack. The
+   * single-toggle answers (`/api/frontend/features/{name}`) are written from it.
+   */
+  toggle(prepared: Prepared, name: string): Pick<Outcome, 'enabled' | 'entry'> | undefined {
+    const fresh = this.refresh(prepared);
+    const fast = this.features.fast?.();
+    if (!fast || fresh.revision === -1) return this.plainToggle(name, fresh.context);
+    const state = this.revisionState(fast);
+    const toggle = state.plan.byName.get(name);
+    if (toggle === undefined) return undefined;
+    const constant = toggle.constant;
+    if (constant) {
+      if (constant.id !== QUARANTINED) state.usage.count(constant);
+      return constant;
+    }
+    const { enhanced, window } = fresh;
+    const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
+    return this.evaluateToggle(fast, state, toggle, enhanced, window, keys);
+  }
+
+  /**
    * Every toggle of the revision for prepared inputs, in answer order, evaluated and counted as an
    * answer listing every toggle is (constants from the plan, few-valued inputs from their memo, the
    * rest by the SDK), each handed to `visit`. A toggle for which `decider` is true is evaluated by
@@ -547,6 +569,18 @@ export class Evaluator {
       }
     }
     return false;
+  }
+
+  /** `toggle` on the reference path (someone listens to the SDK's impression events). */
+  private plainToggle(name: string, context: Context): Pick<Outcome, 'enabled' | 'entry'> | undefined {
+    const feature = this.features.toggle(name);
+    if (!feature) return undefined;
+    const impressionData = feature.impressionData === true;
+    const result = this.features.evaluate(name, ownCopy(context));
+    const toggle = result
+      ? toEvaluatedToggle(name, impressionData, result)
+      : disabledToggle(name, impressionData);
+    return { enabled: toggle.enabled, entry: toggleEntry(toggle) };
   }
 
   /** The reference path, while the SDK's full evaluation must run (someone listens to its impression events). */

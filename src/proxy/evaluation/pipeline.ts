@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import type { Context } from 'unleash-client';
 import { EndpointDisabled, ValidationError } from '../../common/errors/http-errors';
@@ -8,7 +8,6 @@ import { completeContext, contextFromBody, contextFromQuery } from '../context/b
 import type { ContextLimits } from '../context/limits';
 import { describeIssues, proxyBodyEnvelopeSchema } from '../context/schemas';
 import type { Evaluator, Prepared, Reply, Selection } from '../engine/evaluator';
-import { writeReply } from './write-reply';
 
 /** What an evaluation endpoint lists: enabled toggles (`/proxy`) or all of them (`/proxy/all`). */
 export type Listing = 'enabled' | 'all';
@@ -31,9 +30,9 @@ export interface EvaluationInput {
 }
 
 /**
- * The steps every evaluation request runs after its client key and readiness were checked (by
- * `RequestGate`, in front of every route): input → context → selection → evaluation and validator
- * → write. Express routes and the raw GET path both call these, so each step exists once.
+ * The steps of a scope's evaluation requests after the front's gate (readiness, key, body): input →
+ * context → selection → evaluation and validator. The endpoints (`http/endpoints/`) call them and
+ * write the answer.
  */
 export class EvaluationPipeline {
   constructor(private readonly options: PipelineOptions) {}
@@ -97,10 +96,14 @@ export class EvaluationPipeline {
     return completeContext(input.clientContext, req as Request, this.options.environment);
   }
 
-  /** The full evaluation context: the base context through every enricher, in file order. */
-  async context(input: EvaluationInput, req: Request): Promise<Context> {
+  /**
+   * The full evaluation context: the base context through every enricher, in file order. With
+   * enrichers the app serves every request through Express (`createApp`'s listener is the app), so
+   * `req` is Express's request, as enrichers are promised.
+   */
+  async context(input: EvaluationInput, req: IncomingMessage): Promise<Context> {
     let context = this.baseContext(input, req);
-    for (const enrich of this.options.enrichers) context = await enrich(context, req);
+    for (const enrich of this.options.enrichers) context = await enrich(context, req as Request);
     return context;
   }
 
@@ -118,14 +121,6 @@ export class EvaluationPipeline {
   answer(req: IncomingMessage, prepared: Prepared): Reply {
     return this.options.evaluator.answer(prepared, req.headers['if-none-match']);
   }
-
-  /** The whole pipeline for an Express route whose key, readiness and body were checked in front of it. */
-  async handle(listing: Listing, req: Request, res: ServerResponse): Promise<void> {
-    const input = req.method === 'POST' ? this.fromBody(req.body) : this.fromQuery(queryOf(req.originalUrl));
-    const selection = this.selection(listing, input, req.baseUrl);
-    const context = await this.context(input, req);
-    writeReply(res, this.reply(req, selection, context), this.options.vary);
-  }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -139,9 +134,4 @@ function contextAtRoot(body: Record<string, unknown>): {
 } {
   const { toggles, ...context } = body;
   return toggles === undefined ? { context } : { context, toggles };
-}
-
-function queryOf(url: string): string {
-  const q = url.indexOf('?');
-  return q === -1 ? '' : url.slice(q + 1);
 }

@@ -1,8 +1,8 @@
 /**
  * Random and malformed requests to OFREP's bulk path, and how one is sent and its answer read back,
- * for the differential test of the OFREP bulk lane (`bulk-lane.test.ts`).
+ * for the differential test of the OFREP bulk endpoint through its two ways in (`front-bulk.test.ts`).
  */
-import { contentTypeArb } from '../../support/lane-requests';
+import { contentTypeArb } from '../../support/body-requests';
 import http from 'node:http';
 import fc from 'fast-check';
 import { CLIENT_KEY } from '../../support/proxy';
@@ -87,7 +87,7 @@ export interface Got {
   body: string;
 }
 
-/** Differ between any two answers, with or without a lane. */
+/** Differ between any two answers, whichever way in. */
 const PER_CONNECTION = new Set(['date', 'connection', 'keep-alive']);
 
 /** Sends one request; a compressed body is compared as its bytes (base64), any other as text. */
@@ -244,7 +244,7 @@ export function sentArb(keyHeaders: KeyHeaders, keys: KeyChoice = SIMPLE_KEYS): 
   const goodKeyArb = fc.constantFrom(...keys.good).map((key): [string, string] => [keyHeaders[0], key]);
   return fc
     .record({
-      // about half the requests are what a provider sends (the lane's own), the rest anything
+      // about half the requests are what a provider sends (plain JSON, read by the body step itself), the rest anything
       plain: fc.boolean(),
       plainBody: validContextArb.map((context) => JSON.stringify({ context })),
       plainKey: goodKeyArb,

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 
 /**
- * Content types for the lanes' differential tests: mostly plain `application/json` (`plainWeight`
- * in 3 more), else its other spellings and charsets the routes' parser reads or refuses, and other
- * types. Both body lanes (`POST /proxy`, OFREP bulk) must answer each exactly as Express does.
+ * Content types for the front's differential tests: mostly plain `application/json` (`plainWeight`
+ * in 3 more), else its other spellings and charsets the JSON parser reads or refuses, and other
+ * types. The body endpoints (`POST /proxy`, OFREP bulk) must answer each the same through the
+ * listener and through Express (the body step reads plain JSON itself, hands the rest to the parser).
  */
 export function contentTypeArb(plainWeight: number): fc.Arbitrary<string> {
   return fc.oneof(

@@ -1,11 +1,12 @@
 /**
- * The POST lane (`src/proxy/evaluation/post-lane.ts`) against the Express route it stands in front
- * of: for random and malformed bodies, content types and lengths, a proxy with the lane and one
- * without (`trustProxy` turns the lanes off; without forwarding headers the context is the same)
- * give the same status, body and headers. The lane must also really answer: a body it can read
- * never reaches Express's router, and one it cannot goes there whole.
+ * The front's POST of the evaluation endpoints through the two ways in: a server's listener
+ * (`app.listener`, as `start()` serves: Node's request, no Express in front) and Express (a proxy
+ * with `trustProxy`, whose listener is the Express app: without forwarding headers the context is
+ * the same). For random and malformed bodies, content types and lengths both give the same status,
+ * body and headers, and through the listener no request reaches Express's router: the front
+ * answers every one itself, good bodies and refused ones alike.
  */
-import { contentTypeArb } from '../support/lane-requests';
+import { contentTypeArb } from '../support/body-requests';
 import http from 'node:http';
 import fc from 'fast-check';
 import type { ProxyApp } from '../../src/proxy/app';
@@ -54,13 +55,14 @@ const servers = new LoopbackServers();
 const apps: ProxyApp[] = [];
 let laneUrl = '';
 let expressUrl = '';
-/** Requests that reached Express's router on the proxy with the lane. */
+/** Requests that reached Express's router through the listener of the first proxy. */
 let routed: string[] = [];
 
 beforeAll(async () => {
   await upstream.start();
   const lane = await readyProxyFor(upstream, { maxBodySize: MAX_BODY });
   const express = await readyProxyFor(upstream, { maxBodySize: MAX_BODY, trustProxy: true });
+  expect(express.listener).toBe(express);
   apps.push(lane, express);
   const router = lane.router as unknown as { handle: (...args: unknown[]) => unknown };
   const handle = router.handle.bind(router);
@@ -68,7 +70,7 @@ beforeAll(async () => {
     routed.push(String((args[0] as http.IncomingMessage).url));
     return handle(...args);
   };
-  laneUrl = await servers.listen(lane);
+  laneUrl = await servers.listen(lane.listener);
   expressUrl = await servers.listen(express);
 });
 afterAll(async () => {
@@ -120,7 +122,7 @@ function send(base: string, sent: Sent): Promise<Got> {
 
 /** Both proxies' answers to the same request. */
 async function both(sent: Sent): Promise<[Got, Got]> {
-  return [await within(send(laneUrl, sent), 'the lane'), await within(send(expressUrl, sent), 'Express')];
+  return [await within(send(laneUrl, sent), 'the listener'), await within(send(expressUrl, sent), 'Express')];
 }
 
 /** An answer that does not come is a failure of its own, not the test's time limit. */
@@ -214,8 +216,8 @@ const sentArb: fc.Arbitrary<Sent> = fc
     return { path, headers, body: split ? [bytes.subarray(0, half), bytes.subarray(half)] : [bytes] };
   });
 
-describe('POST lane', () => {
-  test('answers every request as the Express route does: same status, body and headers, for random and malformed bodies', async () => {
+describe('POST through the front', () => {
+  test('answers every request through the listener as through Express: same status, body and headers, for random and malformed bodies', async () => {
     await fc.assert(
       fc.asyncProperty(sentArb, fc.boolean(), async (sent, revalidate) => {
         let request = sent;
@@ -227,12 +229,13 @@ describe('POST lane', () => {
         }
         const [lane, express] = await both(request);
         expect(lane).toEqual(express);
+        expect(routed).toEqual([]);
       }),
       { numRuns: RUNS },
     );
   });
 
-  test('a body it can read never reaches Express; one it cannot (or a 304 it cannot know) goes there whole', async () => {
+  test('through the listener no request reaches Express: a good body, a malformed one and an invalid one are the front’s', async () => {
     const ok = await send(laneUrl, {
       path: '/proxy',
       headers: { 'content-type': 'application/json', authorization: CLIENT_KEY, 'content-length': '28' },
@@ -256,6 +259,7 @@ describe('POST lane', () => {
       body: [Buffer.from('{"context":{"userId":[]}')],
     });
     expect(invalid.status).toBe(400);
-    expect(routed).toEqual(['/proxy', '/proxy']);
+    expect(JSON.parse(invalid.body)).toMatchObject({ name: 'ValidationError' });
+    expect(routed).toEqual([]);
   });
 });

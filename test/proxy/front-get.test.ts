@@ -6,7 +6,7 @@ import type { CorsOptions } from '../../src/proxy/config/types';
 import { CorsHeaderMemo } from '../../src/proxy/cors/cors-headers';
 import { corsMiddleware } from '../../src/proxy/cors/cors-middleware';
 import { LoopbackServers } from '../support/listen';
-import { CLIENT_KEY, readyProxyFor, waitFor } from '../support/proxy';
+import { CLIENT_KEY, expressRouted, readyProxyFor, waitFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 
 /** `everyone` on, and `only-u1` for user u1 while `onlyU1` is true. */
@@ -58,11 +58,12 @@ function get(url: string, agent: http.Agent, headers: Record<string, string>): P
 const names = (body: string) =>
   (JSON.parse(body) as { toggles: { name: string }[] }).toggles.map((t) => t.name);
 
-describe('the fast lane on one keep-alive connection', () => {
+describe('GET /proxy through the front on one keep-alive connection', () => {
   test('checks every request’s client key: an accepted key does not let a later wrong or missing key through', async () => {
     const app = await readyProxyFor(upstream, {});
     apps.push(app);
-    const { server, url } = await servers.open(app);
+    const { server, url } = await servers.open(app.listener);
+    const routed = expressRouted(app);
     let connections = 0;
     server.on('connection', () => (connections += 1));
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -103,6 +104,8 @@ describe('the fast lane on one keep-alive connection', () => {
 
       expect([wrong, missing, bearer, again, wrongRevalidation].every((r) => r.reusedSocket)).toBe(true);
       expect(connections).toBe(1);
+      // answers and refusals alike are the front's: none reached Express's router
+      expect(routed.filter((u) => u.startsWith('/proxy?'))).toEqual([]);
       expect(await requestSeries()).toEqual([
         'flags_proxy_http_requests_total{method="GET",route="/proxy",status="200"} 2',
         'flags_proxy_http_requests_total{method="GET",route="/proxy",status="304"} 1',
@@ -116,7 +119,7 @@ describe('the fast lane on one keep-alive connection', () => {
   test('builds the context of each query: a changed query on the same connection gets its own answer', async () => {
     const app = await readyProxyFor(upstream, {});
     apps.push(app);
-    const url = await servers.listen(app);
+    const url = await servers.listen(app.listener);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const auth = { authorization: CLIENT_KEY };
     try {
@@ -147,7 +150,7 @@ describe('what a connection remembers (its last query and accepted key)', () => 
     try {
       const app = await readyProxyFor(own, { refreshInterval: 50 });
       apps.push(app);
-      const url = `${await servers.listen(app)}/proxy?userId=u1`;
+      const url = `${await servers.listen(app.listener)}/proxy?userId=u1`;
       const auth = { authorization: CLIENT_KEY };
       const first = await get(url, agent, auth);
       expect(names(first.body)).toEqual(['everyone', 'only-u1']);
@@ -191,7 +194,7 @@ describe('what a connection remembers (its last query and accepted key)', () => 
     try {
       const app = await readyProxyFor(own, {});
       apps.push(app);
-      const url = `${await servers.listen(app)}/proxy?userId=u1`;
+      const url = `${await servers.listen(app.listener)}/proxy?userId=u1`;
       const auth = { authorization: CLIENT_KEY };
       const before = await get(url, agent, auth);
       expect(names(before.body)).toEqual(['everyone']);
@@ -211,10 +214,10 @@ describe('what a connection remembers (its last query and accepted key)', () => 
     }
   });
 
-  test('an accepted key is remembered only as itself: a same-length or prefixed value on that connection is refused, through Express too', async () => {
+  test('an accepted key is remembered only as itself: a same-length or prefixed value on that connection is refused, on /proxy/all too', async () => {
     const app = await readyProxyFor(upstream, {});
     apps.push(app);
-    const url = await servers.listen(app);
+    const url = await servers.listen(app.listener);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const ok = await get(`${url}/proxy`, agent, { authorization: CLIENT_KEY });
@@ -225,10 +228,10 @@ describe('what a connection remembers (its last query and accepted key)', () => 
         expect(refused.reusedSocket).toBe(true);
         expect(refused.status).toBe(401);
       }
-      // /proxy/all is served by the Express route, which runs the same key step
-      const viaExpress = await get(`${url}/proxy/all`, agent, { authorization: sameLength });
-      expect(viaExpress.reusedSocket).toBe(true);
-      expect(viaExpress.status).toBe(401);
+      // /proxy/all (no connection memo of its query) runs the same key step
+      const viaAll = await get(`${url}/proxy/all`, agent, { authorization: sameLength });
+      expect(viaAll.reusedSocket).toBe(true);
+      expect(viaAll.status).toBe(401);
       expect((await get(`${url}/proxy`, agent, { authorization: CLIENT_KEY })).status).toBe(200);
     } finally {
       agent.destroy();
@@ -236,7 +239,7 @@ describe('what a connection remembers (its last query and accepted key)', () => 
   });
 });
 
-describe('the fast lane and CORS', () => {
+describe('the front and CORS', () => {
   const strip = (headers: Record<string, unknown>) => {
     const { date: _date, ...rest } = headers;
     return rest;
@@ -256,27 +259,32 @@ describe('the fast lane and CORS', () => {
       JSON.stringify(cors, (_k, v: unknown) => (v instanceof RegExp ? String(v) : v)),
       cors,
     ]),
-  )('answers 200 and 304 with the headers of the Express route, for cors %s', async (_name, cors) => {
-    const lane = await readyProxyFor(upstream, { cors });
-    // trustProxy sends every request through Express; without X-Forwarded-For the context is the same
-    const express = await readyProxyFor(upstream, { cors, trustProxy: true });
-    apps.push(lane, express);
-    for (const origin of origins) {
-      const headers: Record<string, string> = { authorization: CLIENT_KEY, ...(origin ? { origin } : {}) };
-      const [a, b] = await Promise.all(
-        [lane, express].map((app) => request(app).get('/proxy?userId=u1').set(headers)),
-      );
-      expect([origin, a.status, strip(a.headers)]).toEqual([origin, b.status, strip(b.headers)]);
-      expect(a.status).toBe(200);
-      const [ra, rb] = await Promise.all(
-        [lane, express].map((app) =>
-          request(app).get('/proxy?userId=u1').set(headers).set('If-None-Match', String(a.headers.etag)),
-        ),
-      );
-      expect([origin, ra.status, strip(ra.headers)]).toEqual([origin, rb.status, strip(rb.headers)]);
-      expect(ra.status).toBe(304);
-    }
-  });
+  )(
+    'answers 200 and 304 through the listener with the headers it gives through Express, for cors %s',
+    async (_name, cors) => {
+      const lane = await readyProxyFor(upstream, { cors });
+      // trustProxy sends every request through Express; without X-Forwarded-For the context is the same
+      const express = await readyProxyFor(upstream, { cors, trustProxy: true });
+      apps.push(lane, express);
+      const routed = expressRouted(lane);
+      for (const origin of origins) {
+        const headers: Record<string, string> = { authorization: CLIENT_KEY, ...(origin ? { origin } : {}) };
+        const [a, b] = await Promise.all(
+          [lane.listener, express].map((app) => request(app).get('/proxy?userId=u1').set(headers)),
+        );
+        expect([origin, a.status, strip(a.headers)]).toEqual([origin, b.status, strip(b.headers)]);
+        expect(a.status).toBe(200);
+        const [ra, rb] = await Promise.all(
+          [lane.listener, express].map((app) =>
+            request(app).get('/proxy?userId=u1').set(headers).set('If-None-Match', String(a.headers.etag)),
+          ),
+        );
+        expect([origin, ra.status, strip(ra.headers)]).toEqual([origin, rb.status, strip(rb.headers)]);
+        expect(ra.status).toBe(304);
+      }
+      expect(routed).toEqual([]);
+    },
+  );
 });
 
 describe('CorsHeaderMemo', () => {

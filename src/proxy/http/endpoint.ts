@@ -1,0 +1,65 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpError } from '../../common/errors/http-errors';
+import type { ScopeServing } from '../environments/environment';
+
+/**
+ * One request in flight through the front: what the gate found (the CORS headers to write, the
+ * key's scope, the body) and what the endpoint needs of the request. Made by the front, filled by
+ * the gate in its order, read by the endpoint.
+ */
+export interface Call {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  /** The path without the query string, as the app sees it (a mount path removed). */
+  readonly path: string;
+  /** The query string without `?` ('' when none). */
+  readonly query: string;
+  /** Where the app is mounted in a host Express app ('' when it is not). */
+  readonly mountPath: string;
+  /** The route the request matched, as the endpoint declared it (`/proxy/all`). */
+  readonly template: string;
+  /** The route's path parameters, percent-decoded (after the key step). */
+  params: Readonly<Record<string, string>>;
+  /** The CORS headers every answer carries, as a flat `[name, value, ...]` list. */
+  cors: readonly string[];
+  /** The accepted key (after the key step). */
+  key: string;
+  /** What serves the key (after the key step). */
+  scope: ScopeServing;
+  /** The parsed JSON body of a POST (after the body step). */
+  body: unknown;
+  /** Runs the response middleware of answers with a body (compression): call it before writing one. */
+  bodyFollows(): void;
+}
+
+/**
+ * Who may call an endpoint: the key step. `now` answers without waiting when it can (a configured
+ * key, a key the upstream already validated): the scope, a refusal, or undefined when only `later`
+ * can tell (the upstream must be asked). Both set `call.key`.
+ */
+export interface KeyPolicy {
+  now(call: Call): ScopeServing | HttpError | undefined;
+  later(call: Call): Promise<ScopeServing | HttpError>;
+}
+
+/** Writes an error in an endpoint's own shape; false to leave it to the standard shape. */
+export type ErrorShape = (err: unknown, call: Call) => boolean;
+
+/**
+ * One kind of request: its methods and paths, who may call it, whether it reads a JSON body, how
+ * it answers and in which error shape. The front runs the gate in front of `serve`.
+ */
+export interface Endpoint {
+  /** `[method, path]` pairs, paths as the app serves them (base path included; `:name` for a parameter). */
+  readonly routes: ReadonlyArray<readonly ['GET' | 'POST', string]>;
+  /** 503 until the proxy holds definitions (before the key step). */
+  readonly needsReady: boolean;
+  /** The key step; none for an endpoint anyone may call. */
+  readonly key?: KeyPolicy;
+  /** A POST's body is JSON, read by the gate's body step. */
+  readonly jsonBody: boolean;
+  /** Errors in the endpoint's shape (OFREP's); the standard shape otherwise. */
+  readonly errors?: ErrorShape;
+  /** Answers the request; a rejected promise or a throw is answered in the endpoint's error shape. */
+  serve(call: Call): void | Promise<void>;
+}

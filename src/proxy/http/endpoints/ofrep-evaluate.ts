@@ -1,0 +1,110 @@
+import type { Context } from 'unleash-client';
+import { addVary } from '../../../common/http/vary';
+import { evaluateWithDetails } from '../../engine/details';
+import type { ScopeServing } from '../../environments/environment';
+import { originOf, type OfrepBulk, type OfrepScope } from '../../ofrep/bulk-answer';
+import { ofrepErrorAnswer, sendJson } from '../../ofrep/errors';
+import { flagNotFound, toOfrepResult, type OfrepResult } from '../../ofrep/mapping';
+import { ofrepInput } from '../../ofrep/request-input';
+import type { Call, Endpoint, ErrorShape, KeyPolicy } from '../endpoint';
+
+export interface OfrepEvaluateOptions {
+  /** `{prefix}/ofrep`. */
+  basePath: string;
+  key: KeyPolicy;
+  /** The bulk answer's steps, shared with the change stream's tokens. */
+  bulk: OfrepBulk;
+  /** What OFREP serves a key's requests from. */
+  scopeOf: (serving: ScopeServing) => OfrepScope;
+  /** The `Vary` of every answer (`KeyVary.ofrep`). */
+  vary: string;
+}
+
+const ofrepErrors: ErrorShape = (err, call) => ofrepErrorAnswer(err, call.path, call.res);
+
+/** The full context of an OFREP request: the body's, checked by `input`, through the scope's context step. */
+function contextOf(call: Call, input: ReturnType<typeof ofrepInput>): Context | Promise<Context> {
+  const { pipeline } = call.scope;
+  return pipeline.synchronous ? pipeline.baseContext(input, call.req) : pipeline.context(input, call.req);
+}
+
+/**
+ * `POST {prefix}/ofrep/v1/evaluate/flags/{key}` (OpenFeature's single-flag evaluation): the flag's
+ * value, variant and reason for the body's context, `FLAG_NOT_FOUND` (404) for a name the key's
+ * scope does not have. Never cached by anyone (`Cache-Control: no-store`).
+ */
+export function ofrepSingleEndpoint(options: OfrepEvaluateOptions): Endpoint {
+  const answer = (call: Call, context: Context): void => {
+    const key = call.params.key;
+    const details = evaluateWithDetails(call.scope.features, key, context);
+    const result: OfrepResult = details ? toOfrepResult(details) : flagNotFound(key);
+    const status = 'errorCode' in result ? (result.errorCode === 'FLAG_NOT_FOUND' ? 404 : 500) : 200;
+    writeCors(call);
+    call.res.setHeader('Cache-Control', 'no-store');
+    addVary(call.res, options.vary);
+    call.bodyFollows();
+    sendJson(call.res, status, result);
+  };
+  return {
+    routes: [['POST', `${options.basePath}/v1/evaluate/flags/:key`]],
+    needsReady: true,
+    key: options.key,
+    jsonBody: true,
+    errors: ofrepErrors,
+    serve(call) {
+      const context = contextOf(
+        call,
+        ofrepInput(call.body, call.scope.pipeline.contextLimits, call.params.key),
+      );
+      if (!(context instanceof Promise)) return answer(call, context);
+      return context.then((c) => answer(call, c));
+    },
+  };
+}
+
+/**
+ * `POST {prefix}/ofrep/v1/evaluate/flags` (OpenFeature's bulk evaluation): every flag of the key's
+ * scope for the body's context, with the change stream to follow (`ofrep/bulk-answer.ts`).
+ */
+export function ofrepBulkEndpoint(options: OfrepEvaluateOptions): Endpoint {
+  const { bulk } = options;
+  const answer = (call: Call, context: Context): void => {
+    writeCors(call);
+    call.bodyFollows();
+    bulk.write(call.req, call.res, {
+      scope: options.scopeOf(call.scope),
+      context,
+      key: call.key,
+      origin: originOfRequest(call),
+      basePath: call.mountPath + options.basePath,
+    });
+  };
+  return {
+    routes: [['POST', `${options.basePath}/v1/evaluate/flags`]],
+    needsReady: true,
+    key: options.key,
+    jsonBody: true,
+    errors: ofrepErrors,
+    serve(call) {
+      const context = contextOf(call, bulk.input(call.body));
+      if (!(context instanceof Promise)) return answer(call, context);
+      return context.then((c) => answer(call, c));
+    },
+  };
+}
+
+function writeCors(call: Call): void {
+  const cors = call.cors;
+  for (let i = 0; i < cors.length; i += 2) call.res.setHeader(cors[i], cors[i + 1]);
+}
+
+/**
+ * `{protocol}://{host}` as Express reads them (`req.protocol`, `req.host`: `trustProxy` applies) on
+ * Express's request, else from the connection and the `Host` header.
+ */
+function originOfRequest(call: Call): string | undefined {
+  const req = call.req as { protocol?: string; host?: string };
+  if (req.protocol !== undefined) return originOf(req.protocol, req.host);
+  const encrypted = (call.req.socket as { encrypted?: boolean }).encrypted === true;
+  return originOf(encrypted ? 'https' : 'http', call.req.headers.host);
+}
