@@ -53,7 +53,7 @@ export function addVary(res: ServerResponse, vary: string): void {
   res.setHeader('Vary', lastMerge.merged);
 }
 
-/** Lists `withVary` made, per list it was given (the lanes' remembered CORS headers, one per origin). */
+/** Lists `withVary` made, per list it was given (the gate's remembered CORS headers, one per origin). */
 const varied = new WeakMap<readonly string[], { vary: string; list: readonly string[] }>();
 
 /**

@@ -9,10 +9,10 @@ const MAX_ORIGIN_LENGTH = 512;
 /**
  * The headers the app's CORS middleware sets on a simple (non-preflight) GET, remembered per
  * `Origin` value. With the proxy's CORS options (a string, list, boolean or RegExp origin) those
- * headers depend on nothing else, so the GET fast lane can write them without running the
+ * headers depend on nothing else, so the front's gate can write them without running the
  * middleware. They are learnt by running that same middleware once per origin against a recording
  * response, so they are its exact output; `undefined` means the middleware did something else
- * (did not pass the request on synchronously, or set a non-string value), and the lane must run it.
+ * (did not pass the request on synchronously, or set a non-string value), and the gate must run it.
  */
 export class CorsHeaderMemo {
   private readonly byOrigin = new Map<string | undefined, readonly string[] | null>();

@@ -54,8 +54,8 @@ const CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
  * `POST {prefix}/ofrep/v1/evaluate/flags` after its key, readiness and body were checked: the one
- * pipeline of this kind of request, which the Express route (`router.ts`) and the raw entry
- * (`bulk-lane.ts`) both call. `input` reads the parsed body, `write` evaluates every flag and
+ * steps of this kind of request, which the front's bulk endpoint (`http/endpoints/ofrep-evaluate.ts`)
+ * calls. `input` reads the parsed body, `write` evaluates every flag and
  * writes the answer (derived ETag or 304, the flags, the change stream, `Cache-Control: no-cache`)
  * with Node's response API only.
  */

@@ -16,7 +16,7 @@ export function routeTemplate(baseUrl: string, path: string): string {
 /**
  * `flags_proxy_http_requests_total` and `flags_proxy_http_request_duration_seconds`, labelled by
  * route TEMPLATE (raw paths never become labels). `middleware` records every request that passes
- * it; the GET fast lane calls `record` itself for the answers it writes.
+ * it; the front's gate calls `record` itself for the requests of its endpoints.
  */
 export class RequestMetrics {
   constructor(private readonly series: RequestSeries) {}

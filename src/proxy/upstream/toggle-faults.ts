@@ -11,7 +11,7 @@ import type { FeatureInterface, Segment } from './sdk/types';
  *   string belongs, a string where a list belongs, a segment the answer lacks, …): the SDK
  *   evaluates it on every request, without the proxy's own analysis (memo, constant answers,
  *   derived validators), so its answer is exactly the SDK's.
- * Every other toggle is regular and compiled (`evaluation/plan.ts`).
+ * Every other toggle is regular and compiled (`engine/plan.ts`).
  */
 export interface ToggleFault {
   readonly toggle: string;
