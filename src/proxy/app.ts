@@ -130,7 +130,11 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     keys = new KeyScopes({
       registry: environments,
       clientKeys: config.clientKeys,
-      clientTokens: [...config.expServerSideSdkConfig.tokens, ...config.flagsApiTokens],
+      clientTokens: [
+        ...config.expServerSideSdkConfig.tokens,
+        ...config.flagsApiTokens,
+        ...(config.offline?.clientTokens ?? []),
+      ],
       validator,
     });
   } catch (err) {
