@@ -16,8 +16,8 @@ const UPSTREAM_OPTIONS: readonly [string, string][] = [
   ['flagsUrl', 'the upstream URL'],
   ['flagsApiToken', 'the upstream tokens'],
   ['redisUrl', 'the Redis backup'],
-  ['backupFolder', 'BACKUP_FOLDER'],
-  ['expBootstrap.url', 'EXP_BOOTSTRAP_URL'],
+  ['backupFolder', 'the backup folder'],
+  ['expBootstrap.url', 'a bootstrap URL'],
 ];
 
 /**

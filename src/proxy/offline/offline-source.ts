@@ -48,7 +48,7 @@ export class OfflineFileSource implements DefinitionsSource {
   start(deliver: (definitions: ApiResponse) => Promise<void>): void {
     const first = this.first;
     this.first = undefined;
-    if (first) void deliver(first);
+    if (first) void deliver(first).catch((err: unknown) => this.failed(err));
     if (this.options.reloadIntervalMs <= 0) return;
     this.timer = setInterval(() => void this.reload(deliver), this.options.reloadIntervalMs);
     this.timer.unref();
@@ -70,9 +70,19 @@ export class OfflineFileSource implements DefinitionsSource {
       }
       await deliver(reading.definitions);
       this.accepted(reading, 'reloaded');
+    } catch (err) {
+      this.failed(err);
     } finally {
       this.reading = false;
     }
+  }
+
+  /** The repository could not take definitions (not expected): logged, the process goes on. */
+  private failed(err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    this.options.logger.error(
+      `Offline mode: the definitions of BOOTSTRAP_FILE could not be applied: ${message}`,
+    );
   }
 
   private accepted(reading: Exclude<FileReading, { refused: string }>, what: string): void {
