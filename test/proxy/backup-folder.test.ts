@@ -185,6 +185,19 @@ describe('BACKUP_FOLDER', () => {
     },
   );
 
+  test('a folder that cannot be written is a warning, never a crash: the proxy serves from the upstream', async () => {
+    writeFileSync(path.dirname(folder) + '/not-a-folder', '');
+    const running = await launch({
+      BACKUP_FOLDER: path.join(path.dirname(folder), 'not-a-folder', 'backups'),
+    });
+    await waitFor(
+      () => /backup folder unavailable \(write\): .* cannot be written \(ENOTDIR\)/.test(running.output()),
+      20_000,
+    );
+    expect((await answer(running, DEV_KEY)).status).toBe(200);
+    expect(running.child.exitCode).toBeNull();
+  });
+
   test('a file above FLAGS_MAX_STORED_DEFINITIONS_BYTES is not read into memory', async () => {
     await firstRun();
     const name = files()[0];

@@ -137,6 +137,7 @@ describe('offline mode from the environment alone (BOOTSTRAP_FILE without an ups
     expect(await off.json()).toMatchObject({ key: 'switched-off', reason: 'DISABLED' });
     expect(output()).toContain(`Offline mode: serving ${definitions.features.length} toggles`);
     expect(output()).toContain('(client API format)');
+    expect(output()).not.toContain(FRONTEND);
   });
 
   test("Edge's simple format is served as Edge defines it: enabled as given, the variant named, names as data", async () => {
