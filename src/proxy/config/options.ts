@@ -400,7 +400,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     parse: p.wholeNumber,
     default: 67108864,
     defaultDoc: '67108864 (64 MiB)',
-    doc: 'Largest Redis backup or bootstrap (file or URL) read at start, in bytes; a larger one is ignored with a warning',
+    doc: 'Largest Redis backup, backup-folder file or bootstrap (file or URL) read at start, and largest offline-mode file, in bytes; a larger one is ignored with a warning (an offline file at start stops start-up)',
   },
   {
     key: 'expBootstrap.url',
