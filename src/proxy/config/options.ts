@@ -50,7 +50,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     parse: p.nonEmptyList,
     required: true,
     secret: true,
-    doc: "Comma-separated client keys the proxy accepts from frontend SDKs: `secret` (the first upstream token's environment), `secret@environment`, or an Unleash frontend token (pretrusted); required, except under Unleash Edge's names (`UPSTREAM_URL` + `TOKENS`) with an Unleash-format token and validation on",
+    doc: "Comma-separated client keys the proxy accepts from frontend SDKs: `secret` (the first upstream token's environment), `secret@environment`, or an Unleash frontend token (pretrusted); required, except under Unleash Edge's names (`UPSTREAM_URL` + `TOKENS`) with an Unleash-format token and validation on, and in offline mode (`FRONTEND_TOKENS` are keys too)",
   },
   {
     key: 'proxySecrets',
