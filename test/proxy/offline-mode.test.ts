@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
 import { sampleFeatures } from '../support/fixtures';
 import { freePort } from '../support/listen';
 import { waitFor } from '../support/proxy';
@@ -317,6 +318,33 @@ describe('reloading the file (RELOAD_INTERVAL)', () => {
 });
 
 const url = (running: Running) => running.url;
+
+describe('a frontend SDK against offline mode', () => {
+  test('unleash-proxy-client configured for Edge reads the file and sees a reload', async () => {
+    const file = path.join(dir, 'simple.json');
+    writeDefinitions(file, { checkout: { enabled: true, variant: 'blue' }, banner: { enabled: false } });
+    const running = await started({ BOOTSTRAP_FILE: file, FRONTEND_TOKENS: FRONTEND, RELOAD_INTERVAL: '1' });
+    const client = new UnleashClient({
+      url: `${running.url}/api/frontend`,
+      clientKey: FRONTEND,
+      appName: 'offline-web',
+      refreshInterval: 1,
+      disableMetrics: true,
+      storageProvider: new InMemoryStorageProvider(),
+      context: { userId: 'alice' },
+    });
+    try {
+      await client.start();
+      expect(client.isEnabled('checkout')).toBe(true);
+      expect(client.getVariant('checkout')).toMatchObject({ name: 'blue', enabled: true });
+      expect(client.isEnabled('banner')).toBe(false);
+      writeDefinitions(file, { checkout: { enabled: false }, banner: { enabled: true } });
+      await waitFor(() => client.isEnabled('banner') && !client.isEnabled('checkout'), 15_000);
+    } finally {
+      client.stop();
+    }
+  });
+});
 
 describe('the `flags-proxy offline` command', () => {
   test("takes Edge's flags, ignores an upstream URL with a warning, and sends nothing upstream", async () => {
