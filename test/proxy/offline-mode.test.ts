@@ -247,6 +247,19 @@ describe('offline mode from the environment alone (BOOTSTRAP_FILE without an ups
     expect(keyless.output()).not.toContain('FLAGS_URL');
   });
 
+  test('no token reaches the log, however short, at debug level too', async () => {
+    const { file } = clientFile();
+    const running = await started({
+      BOOTSTRAP_FILE: file,
+      FRONTEND_TOKENS: 'k9x',
+      CLIENT_TOKENS: 'q7z',
+      LOG_LEVEL: 'debug',
+    });
+    expect((await frontend(running.url, 'k9x')).status).toBe(200);
+    expect(running.output()).toContain('effective configuration');
+    expect(running.output()).not.toMatch(/k9x|q7z/);
+  });
+
   test('a toggle that would make evaluation throw is quarantined alone, as from an upstream', async () => {
     const definitions = sampleFeatures();
     definitions.features.push({
