@@ -83,7 +83,11 @@ export type ProxyApp = Express & {
 /** Assembles a proxy: configuration in, Express app out. */
 export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = process.env): ProxyApp {
   const config = parseConfig(options, env);
-  logEffectiveConfig(config.logger, config, PROXY_OPTIONS, ['expBootstrap.urlHeaders']);
+  logEffectiveConfig(config.logger, config, PROXY_OPTIONS, [
+    'expBootstrap.urlHeaders',
+    'offline.frontendTokens',
+    'offline.clientTokens',
+  ]);
   const strategies = loadStrategies(config.customStrategies);
   const enrichers = loadEnrichers(config.expCustomEnrichers);
   const agent = upstreamAgent(config);
@@ -141,7 +145,11 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     keys = new KeyScopes({
       registry: environments,
       clientKeys: config.clientKeys,
-      clientTokens: [...config.expServerSideSdkConfig.tokens, ...config.flagsApiTokens],
+      clientTokens: [
+        ...config.expServerSideSdkConfig.tokens,
+        ...config.flagsApiTokens,
+        ...(config.offline?.clientTokens ?? []),
+      ],
       validator,
     });
   } catch (err) {

@@ -36,7 +36,10 @@ export function backupPlace(
   position: { index: number; several: boolean },
 ): BackupPlace {
   // (without any backup configured, the `[]:` token's slow digest is not worth computing)
-  const backedUp = config.redisUrl !== undefined || config.storageProvider !== undefined;
+  const backedUp =
+    config.redisUrl !== undefined ||
+    config.backupFolder !== undefined ||
+    config.storageProvider !== undefined;
   const scope = upstream.named && backedUp ? scopeOf(upstream) : undefined;
   const positional = !upstream.named && position.several;
   const suffix = scope

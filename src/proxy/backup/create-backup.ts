@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ProxyConfig } from '../config/types';
 import type { BackupScope } from './backup-scope';
 import { DefinitionsBackup } from './definitions-backup';
+import { FileStore } from './file-store';
 import { RedisStore } from './redis-store';
 
 /** Bound of every Redis connect and command. */
@@ -22,9 +23,31 @@ export function backupKey(config: ProxyConfig, scope?: BackupScope): string {
   return `${config.redisKeyPrefix}definitions:${digest}`;
 }
 
-/** The shared backup when `redisUrl` is configured. */
+/**
+ * The backup file's name in `BACKUP_FOLDER`: a digest of what names the Redis key (`backupKey`),
+ * so each upstream token's environment and projects has its own file, and no name carries a secret.
+ */
+export function backupFileName(config: ProxyConfig, scope?: BackupScope): string {
+  const digest = createHash('sha256').update(backupKey(config, scope)).digest('hex').slice(0, 24);
+  return `flags-proxy-definitions-${digest}.json`;
+}
+
+/** The shared backup when `redisUrl` is configured; else the backup folder when `backupFolder` is. */
 export function createBackup(config: ProxyConfig, scope?: BackupScope): DefinitionsBackup | undefined {
   const url = config.redisUrl;
+  const folder = config.backupFolder;
+  if (url === undefined && folder !== undefined) {
+    return new DefinitionsBackup(
+      (hooks) =>
+        new FileStore({
+          folder,
+          fileName: backupFileName(config, scope),
+          maxBytes: config.maxStoredDefinitionsBytes,
+          ...hooks,
+        }),
+      config.logger,
+    );
+  }
   if (url === undefined) return undefined;
   return new DefinitionsBackup(
     (hooks) =>

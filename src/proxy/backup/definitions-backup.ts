@@ -4,7 +4,8 @@ import { InMemStorageProvider, type ClientFeaturesResponse } from 'unleash-clien
 import type { StorageProvider } from '../upstream/sdk/types';
 import type { Logger } from '../../common/logging/logger';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
-import type { BackupFault, BackupRecord, RedisStore } from './redis-store';
+import type { BackupFault, BackupRecord } from './backup-record';
+import type { BackupStore, BackupStoreHooks } from './backup-store';
 
 /** How long a starting replica waits for the upstream's first answer before it looks at the backup. */
 const FIRST_FETCH_GRACE_MS = 5_000;
@@ -27,7 +28,7 @@ export function describeAge(ms: number): string {
  * while it is not ready and always lets an upstream answer replace it, so live definitions win.
  */
 export class DefinitionsBackup {
-  private readonly redis: RedisStore;
+  private readonly redis: BackupStore;
   private readonly log: RateLimitedLog;
   private readonly errors: Counter<'kind'>;
   private readonly age: Gauge<'origin'>;
@@ -43,17 +44,14 @@ export class DefinitionsBackup {
   private faulted = false;
 
   constructor(
-    private readonly store: (hooks: {
-      onFault(kind: BackupFault, message: string): void;
-      onReady(): void;
-    }) => RedisStore,
+    private readonly store: (hooks: BackupStoreHooks) => BackupStore,
     private readonly logger: Logger,
     private readonly graceMs = FIRST_FETCH_GRACE_MS,
   ) {
     this.log = new RateLimitedLog(logger, 60_000);
     this.errors = new Counter({
       name: 'flags_proxy_backup_errors_total',
-      help: 'Failures of the Redis backup by kind (connection, read, write, invalid: a stored value refused)',
+      help: 'Failures of the definitions backup (Redis or BACKUP_FOLDER) by kind (connection, read, write, invalid: a stored value refused)',
       labelNames: ['kind'],
       registers: [],
     });
@@ -73,7 +71,7 @@ export class DefinitionsBackup {
     const serving = () => this.serving;
     this.inUse = new Gauge({
       name: 'flags_proxy_backup_in_use',
-      help: '1 while the definitions served came from the Redis backup because the upstream has not answered yet',
+      help: '1 while the definitions served came from the backup (Redis or BACKUP_FOLDER) because the upstream has not answered yet',
       registers: [],
       aggregator: 'max',
       collect() {
@@ -84,7 +82,7 @@ export class DefinitionsBackup {
     this.redis = this.store({
       onFault: (kind, message) => this.fault(kind, message),
       onReady: () => {
-        if (this.faulted) this.logger.info('Redis backup: connected again');
+        if (this.faulted) this.logger.info(`${this.redis.label}: connected again`);
         this.faulted = false;
       },
     });
@@ -95,7 +93,9 @@ export class DefinitionsBackup {
     this.errors.inc({ kind });
     if (kind !== 'invalid') this.faulted = true;
     this.log.warn(
-      kind === 'invalid' ? `Redis backup: ${message}` : `Redis backup unavailable (${kind}): ${message}`,
+      kind === 'invalid'
+        ? `${this.redis.label}: ${message}`
+        : `${this.redis.label} unavailable (${kind}): ${message}`,
       kind === 'invalid' ? 'invalid' : 'unavailable',
     );
   }
@@ -114,7 +114,7 @@ export class DefinitionsBackup {
       this.wake?.();
       if (this.serving) {
         this.serving = false;
-        this.logger.info('the upstream answered: serving its definitions instead of the Redis backup');
+        this.logger.info(`the upstream answered: serving its definitions instead of the ${this.redis.label}`);
       }
     };
     repository.on('changed', answered);
@@ -153,7 +153,7 @@ export class DefinitionsBackup {
         this.newest = { record, origin: 'read' };
         this.serving = true;
         this.logger.warn(
-          `the upstream has not answered: ready from the Redis backup (revision ${record.digest.slice(0, 12)}, ${record.definitions.features.length} toggles, fetched ${describeAge(Date.now() - record.fetchedAt)} ago); switching to the upstream as soon as it answers`,
+          `the upstream has not answered: ready from the ${this.redis.label} (revision ${record.digest.slice(0, 12)}, ${record.definitions.features.length} toggles, fetched ${describeAge(Date.now() - record.fetchedAt)} ago); switching to the upstream as soon as it answers`,
         );
         return record.definitions;
       }

@@ -1,19 +1,10 @@
-import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ClientFeaturesResponse } from 'unleash-client';
-import { checkDocument } from '../upstream/definitions-document';
+import { encodeRecord, parseRecord, type BackupFault, type BackupRecord } from './backup-record';
+import type { BackupStore } from './backup-store';
 
-/** One backup of flag definitions as stored in Redis. */
-export interface BackupRecord {
-  /** SHA-256 of the definitions' JSON: the revision, the same on every replica for the same definitions. */
-  digest: string;
-  /** Epoch ms when the replica that wrote it accepted these definitions from the upstream. */
-  fetchedAt: number;
-  definitions: ClientFeaturesResponse;
-}
-
-/** What went wrong talking to Redis; `invalid` is a stored value refused as garbage. */
-export type BackupFault = 'connection' | 'read' | 'write' | 'invalid';
+export { digestOf, parseRecord, FUTURE_TOLERANCE_MS } from './backup-record';
+export type { BackupFault, BackupRecord } from './backup-record';
 
 export interface RedisStoreOptions {
   url: string;
@@ -27,50 +18,12 @@ export interface RedisStoreOptions {
   onReady(): void;
 }
 
-const FORMAT = 1;
-
-/**
- * How far ahead of this replica's clock a backup's `fetchedAt` may be (the clocks of two replicas
- * differ a little); beyond it the backup is not trusted: its age would read as 0 s for ever.
- */
-export const FUTURE_TOLERANCE_MS = 60_000;
-/** No backup was written before this: an older `fetchedAt` is garbage. */
-const EARLIEST_FETCHED_AT = Date.UTC(2000, 0, 1);
-
-export function digestOf(definitionsJson: string): string {
-  return createHash('sha256').update(definitionsJson).digest('hex');
-}
-
-/** The stored value, checked as definitions from the upstream are; a string says why it was refused. */
-export function parseRecord(raw: string, now = Date.now()): BackupRecord | string {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    return 'not JSON';
-  }
-  if (typeof value !== 'object' || value === null) return 'not an object';
-  const { format, digest, fetchedAt, definitions } = value as Record<string, unknown>;
-  if (format !== FORMAT) return `unknown format ${JSON.stringify(format)}`;
-  if (typeof digest !== 'string' || typeof fetchedAt !== 'number' || !Number.isFinite(fetchedAt)) {
-    return 'digest or fetchedAt missing';
-  }
-  if (fetchedAt > now + FUTURE_TOLERANCE_MS) {
-    return `its fetchedAt (${new Date(Math.min(fetchedAt, 8.64e15)).toISOString()}) is in the future`;
-  }
-  if (fetchedAt < EARLIEST_FETCHED_AT) return 'its fetchedAt is before 2000';
-  // the same check as an upstream answer: only what is no definitions document is refused whole
-  const checked = checkDocument(definitions);
-  if ('refused' in checked) return `malformed definitions (${checked.refused})`;
-  if (digestOf(JSON.stringify(definitions)) !== digest) return 'digest does not match the definitions';
-  return { digest, fetchedAt, definitions: definitions as ClientFeaturesResponse };
-}
-
 /**
  * Reads and writes one backup key. Never queues commands while disconnected (they fail at once),
  * bounds every connect and command, and reconnects in the background with back-off.
  */
-export class RedisStore {
+export class RedisStore implements BackupStore {
+  readonly label = 'Redis backup';
   private readonly redis: Redis;
   private pendingWrite: string | undefined;
   private closed = false;
@@ -123,12 +76,10 @@ export class RedisStore {
 
   /** Stores definitions; when Redis is away the newest one is kept and written once it is back. */
   write(definitions: ClientFeaturesResponse, fetchedAt: number): BackupRecord {
-    const json = JSON.stringify(definitions);
-    const digest = digestOf(json);
-    const value = `{"format":${FORMAT},"digest":"${digest}","fetchedAt":${fetchedAt},"definitions":${json}}`;
+    const { value, record } = encodeRecord(definitions, fetchedAt);
     this.pendingWrite = value;
     if (this.redis.status === 'ready') void this.set(value);
-    return { digest, fetchedAt, definitions };
+    return record;
   }
 
   private async set(value: string): Promise<void> {

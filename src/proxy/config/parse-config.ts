@@ -4,6 +4,7 @@ import { ConfigError, missingLine, resolveOptions } from '../../common/config/re
 import { createLogger, type Logger, type LogLevel } from '../../common/logging/logger';
 import { scrubbingLogger, secretValues, urlPasswords } from '../../common/logging/redact';
 import { keyVaryOf } from '../auth/key-vary';
+import { resolveOffline } from '../offline/offline-config';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 import { PROXY_OPTIONS } from './options';
 import type { ProxyConfig, ProxyOptions } from './types';
@@ -49,22 +50,37 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
   const { values, problems, missing, sources } = resolveOptions(PROXY_OPTIONS, options, env);
   const get = <T>(key: string): T => values.get(key) as T;
 
+  // Required options some configurations do without: the missing-options line is rewritten.
+  let stillMissing = missing;
+  const notRequired = (keys: readonly string[]) => {
+    const before = missingLine(stillMissing);
+    stillMissing = stillMissing.filter((spec) => !keys.includes(spec.key));
+    const after = missingLine(stillMissing);
+    const idx = problems.findIndex((line) => line === before);
+    if (idx >= 0 && after === undefined) problems.splice(idx, 1);
+    else if (idx >= 0 && after !== undefined) problems[idx] = after;
+  };
+  const offline = resolveOffline(get, sources);
+  notRequired(offline.notRequired);
+  problems.push(...offline.problems);
+  const offlineMode = offline.notRequired.length > 0;
+
   // clientKeys is required unless the deprecated proxySecrets supplies the keys.
   const deprecatedKeys = get<string[] | undefined>('proxySecrets');
   let clientKeys = get<string[] | undefined>('clientKeys');
   const usedDeprecated = clientKeys === undefined && deprecatedKeys !== undefined;
   if (usedDeprecated) {
     clientKeys = deprecatedKeys;
-    const before = missingLine(missing);
-    const after = missingLine(missing.filter((spec) => spec.key !== 'clientKeys'));
-    const idx = problems.findIndex((line) => line === before);
-    if (idx >= 0 && after === undefined) problems.splice(idx, 1);
-    else if (idx >= 0 && after !== undefined) problems[idx] = after;
+    notRequired(['clientKeys']);
   }
-  const tokens = (get<string | undefined>('flagsApiToken') ?? '')
-    .split(',')
-    .map((t) => t.trim())
-    .filter((t) => t !== '');
+  // Offline mode's frontend tokens are client keys; nothing upstream is read.
+  if (offline.offline) clientKeys = [...(clientKeys ?? []), ...offline.offline.frontendTokens];
+  const tokens = offlineMode
+    ? []
+    : (get<string | undefined>('flagsApiToken') ?? '')
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== '');
   const validates =
     get<boolean>('upstreamTokenValidation') && tokens.some((t) => parseUnleashToken(t) !== undefined);
   // clientKeys is optional only under Unleash Edge's contract (UPSTREAM_URL + TOKENS) while
@@ -74,13 +90,9 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     sources.get('flagsUrl')?.name === 'UPSTREAM_URL' && sources.get('flagsApiToken')?.name === 'TOKENS';
   if (clientKeys === undefined && validates && edgeNamed) {
     clientKeys = [];
-    const before = missingLine(missing);
-    const after = missingLine(missing.filter((spec) => spec.key !== 'clientKeys'));
-    const idx = problems.findIndex((line) => line === before);
-    if (idx >= 0 && after === undefined) problems.splice(idx, 1);
-    else if (idx >= 0 && after !== undefined) problems[idx] = after;
+    notRequired(['clientKeys']);
   }
-  if (get<string | undefined>('flagsApiToken') !== undefined && tokens.length === 0)
+  if (!offlineMode && get<string | undefined>('flagsApiToken') !== undefined && tokens.length === 0)
     problems.push(`${optionName('flagsApiToken')} holds no token`);
   problems.push(...sharedSecretProblems(get));
   if (problems.length > 0) throw new ConfigError(problems);
@@ -117,6 +129,14 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
   if (aliases.length > 0) {
     logger.info(`Configuration read under the reference Unleash proxy's names: ${aliases.join(', ')}`);
   }
+  for (const warning of offline.warnings) logger.warn(warning);
+  if (
+    get<string | undefined>('redisUrl') !== undefined &&
+    get<string | undefined>('backupFolder') !== undefined
+  )
+    logger.warn(
+      'Both a Redis backup and BACKUP_FOLDER are configured: the Redis backup is used, BACKUP_FOLDER is ignored',
+    );
 
   const bootstrapUrl = get<string | undefined>('expBootstrap.url');
   const bootstrapAuth = get<string | undefined>('expBootstrap.urlHeaders.Authorization');
@@ -133,8 +153,12 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
       : undefined;
 
   return {
-    flagsUrl: sources.get('flagsUrl')?.name === 'UPSTREAM_URL' ? apiUrlOf(get('flagsUrl')) : get('flagsUrl'),
-    flagsApiToken: tokens[0],
+    flagsUrl: offlineMode
+      ? ''
+      : sources.get('flagsUrl')?.name === 'UPSTREAM_URL'
+        ? apiUrlOf(get('flagsUrl'))
+        : get('flagsUrl'),
+    flagsApiToken: tokens[0] ?? '',
     flagsApiTokens: tokens,
     clientKeys: clientKeys as string[],
     port: get('port'),
@@ -158,8 +182,10 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     clientKeysHeaderName: get('clientKeysHeaderName'),
     keyVary: keyVaryOf(get('clientKeysHeaderName')),
     storageProvider: get('storageProvider'),
-    redisUrl: get('redisUrl'),
+    redisUrl: offlineMode ? undefined : get('redisUrl'),
     redisKeyPrefix: get('redisKeyPrefix'),
+    backupFolder: offlineMode || get('redisUrl') !== undefined ? undefined : get('backupFolder'),
+    offline: offline.offline,
     enableOAS: get('enableOAS'),
     enableAllEndpoint: get('enableAllEndpoint'),
     cors: {

@@ -50,6 +50,15 @@ export interface ProxyOptions {
   storageProvider?: StorageProvider<ClientFeaturesResponse>;
   redisUrl?: string;
   redisKeyPrefix?: string;
+  /** Unleash Edge's `BACKUP_FOLDER`: one definitions file per upstream token. */
+  backupFolder?: string;
+  /** Offline mode: definitions from `bootstrapFile`, no upstream (`flags-proxy offline`). */
+  offline?: boolean;
+  bootstrapFile?: string;
+  frontendTokens?: string[] | string;
+  clientTokens?: string[] | string;
+  /** Seconds between checks of `bootstrapFile` in offline mode; 0 reads it once. */
+  reloadInterval?: number;
   enableOAS?: boolean;
   enableAllEndpoint?: boolean;
   cors?: CorsOptions;
@@ -81,6 +90,17 @@ export interface ProxyOptions {
   unleashAppName?: string;
   /** The reference Unleash proxy's name of `flagsInstanceId`; `flagsInstanceId` wins when both are given. */
   unleashInstanceId?: string;
+}
+
+/** Offline mode: where the definitions come from and which keys are answered. */
+export interface OfflineConfig {
+  readonly bootstrapFile: string;
+  /** Keys of the frontend API, `/proxy` and OFREP (also in `clientKeys`). */
+  readonly frontendTokens: readonly string[];
+  /** Tokens of `/api/client/features`. */
+  readonly clientTokens: readonly string[];
+  /** 0: the file is read once. */
+  readonly reloadIntervalMs: number;
 }
 
 /** The validated configuration every part of the proxy reads. */
@@ -116,6 +136,9 @@ export interface ProxyConfig {
   storageProvider: StorageProvider<ClientFeaturesResponse> | undefined;
   redisUrl: string | undefined;
   redisKeyPrefix: string;
+  backupFolder: string | undefined;
+  /** Set in offline mode (Unleash Edge's): the file is the only source of definitions. */
+  offline: OfflineConfig | undefined;
   enableOAS: boolean;
   enableAllEndpoint: boolean;
   cors: Required<Omit<CorsOptions, 'allowedHeaders'>> & { allowedHeaders: string[] | undefined };

@@ -8,6 +8,7 @@ import { ConnectionMemo } from '../engine/connection-memo';
 import { Evaluator } from '../engine/evaluator';
 import { EvaluationPipeline } from '../evaluation/pipeline';
 import { ChangeStreams } from '../ofrep/event-stream';
+import type { DefinitionsSource } from '../upstream/definitions-source';
 import type { FeatureRepository } from '../upstream/feature-repository';
 import { UnleashFeatureRepository } from '../upstream/unleash-repository';
 import { ProjectView } from './project-view';
@@ -46,6 +47,8 @@ export interface EnvironmentOptions {
   scopedEtags: boolean;
   /** The app's limits and budgets (streams, evaluation memory, project views), shared by every environment. */
   budget: ProcessBudget;
+  /** Offline mode: the definitions come from this source, not from the upstream. */
+  source?: DefinitionsSource;
   onClientUsageDrop?: (reason: string) => void;
   onClientUsageForward?: (path: string, result: string) => void;
 }
@@ -77,6 +80,7 @@ export class Environment {
       strategies: options.strategies,
       httpOptions: options.httpOptions,
       backup: options.backup,
+      source: options.source,
       environment: options.named || options.unservedWhenRefused ? this.name : undefined,
       onRejected: () => {
         this.refusedAt = Date.now();

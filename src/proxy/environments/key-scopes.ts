@@ -1,5 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { ConfigError } from '../../common/config/resolve';
+import { offlineProjects } from '../offline/offline-keys';
 import type { TokenValidator } from '../token-validation/token-validator';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 import { ValidationUnavailable } from '../token-validation/validation-unavailable';
@@ -154,6 +155,10 @@ export class KeyScopes {
  * always was); an Unleash-format token → its own environment and project.
  */
 function configuredKey(registry: EnvironmentRegistry, entry: string): Configured {
+  if (registry.offline) {
+    const projects = offlineProjects(entry);
+    return { secret: entry, digest: digest(entry), serving: () => registry.first.servingFor(projects) };
+  }
   const parsed = parseUnleashToken(entry);
   if (parsed) {
     if (parsed.projects.length === 0) {

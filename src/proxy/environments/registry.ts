@@ -4,7 +4,8 @@ import { Registry } from 'prom-client';
 import { backupPlace } from '../backup/backup-scope';
 import { createBackup } from '../backup/create-backup';
 import type { ProcessBudget } from '../budgets/process-budget';
-import type { ContextEnricher, ProxyConfig } from '../config/types';
+import type { ContextEnricher, OfflineConfig, ProxyConfig } from '../config/types';
+import { OfflineFileSource } from '../offline/offline-source';
 import { Environment, type ScopeServing } from './environment';
 import { normaliseProjects } from './scope';
 import { upstreamTokens } from './upstream-tokens';
@@ -29,8 +30,16 @@ export interface RegistryOptions {
 export class EnvironmentRegistry {
   readonly environments: readonly Environment[];
 
+  /** True in offline mode: one environment, fed by the file, serves every key. */
+  readonly offline: boolean;
+
   constructor(options: RegistryOptions) {
     const { config } = options;
+    this.offline = config.offline !== undefined;
+    if (config.offline) {
+      this.environments = [offlineEnvironment(config.offline, options)];
+      return;
+    }
     const tokens = upstreamTokens(config.flagsApiTokens, config.environment);
     const several = tokens.length > 1;
     this.environments = tokens.map((upstream, index) => {
@@ -104,4 +113,32 @@ export class EnvironmentRegistry {
   async close(): Promise<void> {
     await Promise.all(this.environments.map((e) => e.close()));
   }
+}
+
+/** Offline mode's one environment: the file is its source; nothing goes upstream. */
+function offlineEnvironment(offline: OfflineConfig, options: RegistryOptions): Environment {
+  const { config } = options;
+  const source = new OfflineFileSource({
+    path: offline.bootstrapFile,
+    reloadIntervalMs: offline.reloadIntervalMs,
+    maxBytes: config.maxStoredDefinitionsBytes,
+    logger: config.logger,
+  });
+  return new Environment({
+    name: config.environment ?? 'default',
+    projects: ['*'],
+    // metricsInterval 0: client SDKs' usage is accepted and dropped, never forwarded
+    config: { ...config, metricsInterval: 0, expBootstrap: undefined, storageProvider: undefined },
+    strategies: options.strategies,
+    enrichers: options.enrichers,
+    httpOptions: options.httpOptions,
+    backup: undefined,
+    named: false,
+    unservedWhenRefused: false,
+    scopedEtags: false,
+    budget: options.budget,
+    source,
+    onClientUsageDrop: options.onClientUsageDrop,
+    onClientUsageForward: options.onClientUsageForward,
+  });
 }

@@ -25,6 +25,7 @@ import { resolveVariant } from './sdk/variant';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
 import { limitedBootstrapProvider } from '../bootstrap/limited-bootstrap';
+import type { DefinitionsSource } from './definitions-source';
 
 export interface UnleashRepositoryOptions {
   config: ProxyConfig;
@@ -36,7 +37,15 @@ export interface UnleashRepositoryOptions {
   onRejected?: (status: number) => void;
   /** The token's environment, named in the refusal's log line (never the token); unset: not named. */
   environment?: string;
+  /**
+   * Definitions from this source instead of the upstream (offline mode): nothing is fetched, no
+   * bootstrap or backup is read, and no usage is sent upstream.
+   */
+  source?: DefinitionsSource;
 }
+
+/** The SDK needs a URL; a repository fed by a source never requests it. */
+const NO_UPSTREAM_URL = 'http://offline.invalid/api/';
 
 /** Problems named one by one in a log line (per answer or revision); the rest are counted. */
 const MAX_NAMED_PROBLEMS = 20;
@@ -82,6 +91,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private contentDigest: string | undefined;
   private namedFaults = new Set<string>();
   private closing = false;
+  private readonly source: DefinitionsSource | undefined;
   /** True from a refusal of the token until the upstream answers again. */
   private refusedRun = false;
 
@@ -92,11 +102,12 @@ export class UnleashFeatureRepository implements FeatureRepository {
     backup,
     onRejected,
     environment,
+    source,
   }: UnleashRepositoryOptions) {
     this.logger = config.logger;
     this.strategyErrors = new RateLimitedLog(this.logger, 60_000);
     this.upstreamWarnings = new RateLimitedLog(this.logger, 60_000);
-    const url = cleanUrl(config.flagsUrl);
+    const url = source ? NO_UPSTREAM_URL : cleanUrl(config.flagsUrl);
     const headers = { Authorization: config.flagsApiToken };
     const featuresUrl = `${url}client/features`;
     const whose =
@@ -119,17 +130,18 @@ export class UnleashFeatureRepository implements FeatureRepository {
       namePrefix: config.namePrefix,
       tags: config.tags,
       bootstrapProvider: limitedBootstrapProvider(
-        config.expBootstrap ?? {},
+        (source ? undefined : config.expBootstrap) ?? {},
         config.flagsAppName,
         config.flagsInstanceId,
         config.maxStoredDefinitionsBytes,
       ),
       bootstrapOverride: false,
       // In memory by default: a backup file left by an earlier run must not make a fresh proxy ready.
-      storageProvider:
-        backup?.storageProvider(config.storageProvider) ??
-        config.storageProvider ??
-        new InMemStorageProvider<ClientFeaturesResponse>(),
+      storageProvider: source
+        ? new InMemStorageProvider<ClientFeaturesResponse>()
+        : (backup?.storageProvider(config.storageProvider) ??
+          config.storageProvider ??
+          new InMemStorageProvider<ClientFeaturesResponse>()),
       mode: { type: 'polling', format: 'full' },
       onDefinitions: (fromApi) => {
         if (!fromApi) return;
@@ -178,6 +190,9 @@ export class UnleashFeatureRepository implements FeatureRepository {
       strategies,
       repository: this.repository,
       skipInstanceCountWarning: true,
+      // fed by a source: no polling, and no usage sent anywhere
+      disableAutoStart: source !== undefined,
+      disableMetrics: source !== undefined,
     });
     // Batched counts reach the bucket before the SDK reads it: on its timer, on flush and on close.
     this.metrics = usageBucket(this.unleash, {
@@ -243,6 +258,8 @@ export class UnleashFeatureRepository implements FeatureRepository {
       if (/responded|Backing off/.test(text)) this.stats.fetchErrors += 1;
       this.upstreamWarnings.warn(`upstream: ${text}`, text);
     });
+    this.source = source;
+    source?.start((definitions) => this.repository.save(definitions, false));
   }
 
   /**
@@ -404,6 +421,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
 
   async close(): Promise<void> {
     this.closing = true;
+    this.source?.close();
     this.listeners.clear();
     this.repository.stop();
     await this.unleash.destroyWithFlush().catch(() => undefined);

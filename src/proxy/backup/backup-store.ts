@@ -1,0 +1,19 @@
+import type { ClientFeaturesResponse } from 'unleash-client';
+import type { BackupFault, BackupRecord } from './backup-record';
+
+/** Hooks a store reports through: faults (counted and logged) and a (re-)established connection. */
+export interface BackupStoreHooks {
+  onFault(kind: BackupFault, message: string): void;
+  onReady(): void;
+}
+
+/** Where one backup of definitions is kept: a Redis key or a file of `BACKUP_FOLDER`. */
+export interface BackupStore {
+  /** How log lines name it: `Redis backup`, `backup folder`. */
+  readonly label: string;
+  /** The stored record; undefined when there is none, it cannot be reached, or it is refused (a fault). */
+  read(): Promise<BackupRecord | undefined>;
+  /** Stores definitions accepted at `fetchedAt`; never throws (a failure is a fault). */
+  write(definitions: ClientFeaturesResponse, fetchedAt: number): BackupRecord;
+  close(): Promise<void>;
+}

@@ -1,0 +1,215 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { digestOf } from '../../src/proxy/backup/backup-record';
+import { sampleFeatures } from '../support/fixtures';
+import { freePort } from '../support/listen';
+import { waitFor } from '../support/proxy';
+import { TestUpstream } from '../support/upstream';
+
+// Runs the built program as a user does (`npm run build` first).
+const BIN = path.resolve(__dirname, '../../dist/src/bin/flags-proxy.js');
+const DEV_TOKEN = '*:development.backup-folder-dev-secret';
+const PROD_TOKEN = '*:production.backup-folder-prod-secret';
+const DEV_KEY = 'dev-key';
+const PROD_KEY = 'prod-key';
+
+jest.setTimeout(90_000);
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+const children: ChildProcess[] = [];
+let folder: string;
+let upstream: TestUpstream;
+/** Kept: once stopped, the upstream's port refuses connections (an upstream that is down). */
+let upstreamUrl = '';
+
+beforeEach(async () => {
+  folder = path.join(mkdtempSync(path.join(tmpdir(), 'backup-folder-')), 'backups');
+  const production = sampleFeatures();
+  production.features = production.features.filter((f) => (f as { name: string }).name !== 'always-on');
+  upstream = await new TestUpstream(sampleFeatures(), DEV_TOKEN).addToken(PROD_TOKEN, production).start();
+  upstreamUrl = upstream.url;
+});
+
+afterEach(async () => {
+  await Promise.all(
+    children.splice(0).map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+  await upstream.stop().catch(() => undefined);
+  rmSync(path.dirname(folder), { recursive: true, force: true });
+});
+
+async function launch(extra: Record<string, string> = {}): Promise<Running> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [BIN], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      LOG_LEVEL: 'info',
+      PORT: String(port),
+      FLAGS_URL: upstreamUrl,
+      FLAGS_API_TOKEN: `${DEV_TOKEN},${PROD_TOKEN}`,
+      FLAGS_PROXY_CLIENT_KEYS: `${DEV_KEY}@development,${PROD_KEY}@production`,
+      FLAGS_FETCH_INTERVAL: '200',
+      BACKUP_FOLDER: folder,
+      ...extra,
+    },
+    stdio: 'pipe',
+  });
+  children.push(child);
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, url: `http://127.0.0.1:${port}`, output: () => output, exited };
+}
+
+async function status(url: string): Promise<number> {
+  return fetch(url).then(
+    (res) => res.status,
+    () => 0,
+  );
+}
+
+async function answer(running: Running, key: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(`${running.url}/proxy?userId=alice&properties[plan]=pro`, {
+    headers: { authorization: key },
+  });
+  return { status: res.status, body: await res.text() };
+}
+
+const files = () => readdirSync(folder).filter((name) => name.endsWith('.json'));
+
+/** Runs against the live upstream until both environments' backups are written, then stops. */
+async function firstRun(): Promise<{ dev: string; prod: string }> {
+  const running = await launch();
+  await waitFor(async () => (await status(`${running.url}/proxy/health`)) === 200, 20_000);
+  await waitFor(() => {
+    try {
+      return files().length === 2;
+    } catch {
+      return false;
+    }
+  }, 20_000);
+  const dev = await answer(running, DEV_KEY);
+  const prod = await answer(running, PROD_KEY);
+  expect(dev.status).toBe(200);
+  expect(dev.body).not.toEqual(prod.body);
+  running.child.kill('SIGTERM');
+  expect(await running.exited).toBe(0);
+  return { dev: dev.body, prod: prod.body };
+}
+
+/** Started with the upstream down: waits until the proxy says what it did with the folder. */
+async function secondRun(seen: RegExp, extra: Record<string, string> = {}): Promise<Running> {
+  const running = await launch(extra);
+  await waitFor(() => seen.test(running.output()), 30_000);
+  return running;
+}
+
+describe('BACKUP_FOLDER', () => {
+  test('a run against the upstream writes one file per environment; with the upstream down the next run is ready from them with the same answers', async () => {
+    const first = await firstRun();
+    const names = files();
+    expect(names).toHaveLength(2);
+    for (const name of names) {
+      expect(name).toMatch(/^flags-proxy-definitions-[0-9a-f]{24}\.json$/);
+      expect(statSync(path.join(folder, name)).mode & 0o777).toBe(0o600);
+      const text = readFileSync(path.join(folder, name), 'utf8');
+      expect(text).not.toContain('secret');
+    }
+    expect(readdirSync(folder).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+
+    await upstream.stop();
+    const running = await secondRun(/ready from the backup folder[\s\S]*ready from the backup folder/);
+    expect(await status(`${running.url}/proxy/health`)).toBe(200);
+    expect((await answer(running, DEV_KEY)).body).toEqual(first.dev);
+    expect((await answer(running, PROD_KEY)).body).toEqual(first.prod);
+    expect(running.output()).not.toContain('backup-folder-dev-secret');
+  });
+
+  type Change = (record: Record<string, unknown>) => Record<string, unknown> | string;
+  test.each<[string, Change, RegExp]>([
+    [
+      'tampered with (definitions changed, digest kept)',
+      (record: Record<string, unknown>) => {
+        const definitions = record.definitions as { features: { enabled: boolean }[] };
+        definitions.features[0].enabled = !definitions.features[0].enabled;
+        return record;
+      },
+      /backup folder: ignoring .*: digest does not match the definitions/,
+    ],
+    [
+      'dated in the future',
+      (record: Record<string, unknown>) => ({ ...record, fetchedAt: Date.now() + 86_400_000 }),
+      /backup folder: ignoring .*: its fetchedAt \(.*\) is in the future/,
+    ],
+    [
+      'dated before 2000',
+      (record: Record<string, unknown>) => ({ ...record, fetchedAt: Date.UTC(1999, 0, 1) }),
+      /backup folder: ignoring .*: its fetchedAt is before 2000/,
+    ],
+    ['not JSON', () => '{"format":1,', /backup folder: ignoring .*: not JSON/],
+  ])(
+    'a file %s is refused as the Redis backup refuses it: no readiness from it',
+    async (_what, change, refusal) => {
+      await firstRun();
+      for (const name of files()) {
+        const file = path.join(folder, name);
+        const record = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+        const changed = change(record);
+        if (typeof changed !== 'string' && changed.fetchedAt !== record.fetchedAt) {
+          // a consistent record but for its date: the digest still matches
+          expect(changed.digest).toBe(digestOf(JSON.stringify(changed.definitions)));
+        }
+        writeFileSync(file, typeof changed === 'string' ? changed : JSON.stringify(changed));
+      }
+      await upstream.stop();
+      const running = await secondRun(refusal);
+      expect(await status(`${running.url}/proxy/health`)).toBe(503);
+      expect((await answer(running, DEV_KEY)).status).toBe(503);
+      expect(running.output()).not.toContain('ready from the backup folder');
+    },
+  );
+
+  test('a folder that cannot be written is a warning, never a crash: the proxy serves from the upstream', async () => {
+    writeFileSync(path.dirname(folder) + '/not-a-folder', '');
+    const running = await launch({
+      BACKUP_FOLDER: path.join(path.dirname(folder), 'not-a-folder', 'backups'),
+    });
+    await waitFor(
+      () => /backup folder unavailable \(write\): .* cannot be written \(ENOTDIR\)/.test(running.output()),
+      20_000,
+    );
+    expect((await answer(running, DEV_KEY)).status).toBe(200);
+    expect(running.child.exitCode).toBeNull();
+  });
+
+  test('a file above FLAGS_MAX_STORED_DEFINITIONS_BYTES is not read into memory', async () => {
+    await firstRun();
+    const name = files()[0];
+    const size = statSync(path.join(folder, name)).size;
+    await upstream.stop();
+    const limit = String(size - 1);
+    const running = await secondRun(
+      new RegExp(
+        `backup folder: ignoring .*: it is ${size} bytes, above maxStoredDefinitionsBytes .* = ${limit}`,
+      ),
+      { FLAGS_MAX_STORED_DEFINITIONS_BYTES: limit },
+    );
+    expect(running.child.exitCode).toBeNull();
+  });
+});
