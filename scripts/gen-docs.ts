@@ -19,7 +19,7 @@ writeFileSync(readmePath, `${before}\n${optionsMarkdownTable(PROXY_OPTIONS)}\n${
 const header = [
   '# flags-proxy configuration. Copy to .env (or pass with `docker run --env-file`) and fill in.',
   '# Required: FLAGS_URL, FLAGS_API_TOKEN, FLAGS_PROXY_CLIENT_KEYS. Everything else has the default shown.',
-  "# The reference Unleash proxy's UNLEASH_* names and Unleash Edge's UPSTREAM_URL, TOKENS, PRETRUSTED_TOKENS, REDIS_URL are read too (each noted below); a FLAGS_* name wins.",
+  "# The reference Unleash proxy's UNLEASH_* names and Unleash Edge's names (UPSTREAM_URL, TOKENS, PRETRUSTED_TOKENS, REDIS_URL, BASE_PATH, TOKEN_HEADER, APP_NAME, INSTANCE_ID) are read too (each noted below); a FLAGS_* name wins.",
   '',
 ];
 writeFileSync(

@@ -2,6 +2,8 @@ import compression from 'compression';
 import express, { type Express, type RequestHandler, type Response } from 'express';
 import { errorMiddleware, notFoundHandler } from '../common/http/error-middleware';
 import { logEffectiveConfig } from '../common/logging/redact';
+import { accessMiddleware } from './access/access-middleware';
+import { hasAccessLists } from './access/address-list';
 import { ProcessBudget } from './budgets/process-budget';
 import { PROXY_OPTIONS } from './config/options';
 import { parseConfig } from './config/parse-config';
@@ -72,7 +74,10 @@ export type ProxyApp = Express & {
 /** Assembles a proxy: configuration in, Express app out. */
 export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = process.env): ProxyApp {
   const config = parseConfig(options, env);
-  logEffectiveConfig(config.logger, config, PROXY_OPTIONS, ['expBootstrap.urlHeaders']);
+  logEffectiveConfig(config.logger, config, PROXY_OPTIONS, [
+    'expBootstrap.urlHeaders',
+    'upstreamTls.identity.passphrase',
+  ]);
   const strategies = loadStrategies(config.customStrategies);
   const enrichers = loadEnrichers(config.expCustomEnrichers);
   const agent = upstreamAgent(config);
@@ -119,6 +124,8 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
             appName: config.flagsAppName,
             instanceId: config.flagsInstanceId,
             httpOptions,
+            customHeaders: config.customClientHeaders,
+            timeoutMs: config.upstreamRequestTimeout,
           }),
           revalidateIntervalMs: config.tokenRevalidateInterval,
           logger: config.logger,
@@ -178,6 +185,9 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
+  // ALLOW_LIST / DENY_LIST: 403 before anything else (the lanes below are off while a list is set).
+  const access = accessMiddleware(config.access);
+  if (access) app.use(access);
   // Every response passes these, in this order (the evaluation fast lane's too).
   const requestMetrics = new RequestMetrics(metrics.requestSeries);
   const cors = corsMiddleware(config.cors);
@@ -288,7 +298,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       if (known === undefined || !known.environment.isServing()) return undefined;
       return known;
     },
-    enabled: enrichers.length === 0 && config.trustProxy === false,
+    enabled: enrichers.length === 0 && config.trustProxy === false && !hasAccessLists(config.access),
     requestMetrics,
     cors: new CorsHeaderMemo(cors),
     bodyResponse,

@@ -25,6 +25,7 @@ import { resolveVariant } from './sdk/variant';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
 import { limitedBootstrapProvider } from '../bootstrap/limited-bootstrap';
+import { upstreamHeaders } from '../transport/upstream-headers';
 
 export interface UnleashRepositoryOptions {
   config: ProxyConfig;
@@ -97,7 +98,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
     this.strategyErrors = new RateLimitedLog(this.logger, 60_000);
     this.upstreamWarnings = new RateLimitedLog(this.logger, 60_000);
     const url = cleanUrl(config.flagsUrl);
-    const headers = { Authorization: config.flagsApiToken };
+    const headers = upstreamHeaders(config.customClientHeaders, config.flagsApiToken);
     const featuresUrl = `${url}client/features`;
     const whose =
       environment === undefined ? 'the API token' : `the API token of environment "${environment}"`;
@@ -114,6 +115,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
       projectName: config.projectName,
       project: config.projectName,
       refreshInterval: config.refreshInterval,
+      timeout: config.upstreamRequestTimeout,
       headers,
       httpOptions,
       namePrefix: config.namePrefix,
@@ -174,6 +176,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
       metricsInterval: config.metricsInterval,
       metricsJitter: config.metricsJitter,
       customHeaders: headers,
+      timeout: config.upstreamRequestTimeout,
       httpOptions,
       strategies,
       repository: this.repository,
