@@ -5,16 +5,26 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { envExampleLines, optionsMarkdownTable } from '../src/common/config/markdown';
+import { edgeVariablesMarkdownTable } from '../src/proxy/config/edge-variables';
 import { PROXY_OPTIONS } from '../src/proxy/config/options';
 
 const root = path.resolve(__dirname, '..', __dirname.includes(`${path.sep}dist${path.sep}`) ? '..' : '');
 const readmePath = path.join(root, 'README.md');
+/** Replaces what stands between `<!-- name:start -->` and `<!-- name:end -->` with `table`. */
+function between(text: string, name: string, table: string): string {
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  return `${text.slice(0, text.indexOf(start) + start.length)}\n${table}\n${text.slice(text.indexOf(end))}`;
+}
 const readme = readFileSync(readmePath, 'utf8');
-const start = '<!-- proxy-options:start -->';
-const end = '<!-- proxy-options:end -->';
-const before = readme.slice(0, readme.indexOf(start) + start.length);
-const after = readme.slice(readme.indexOf(end));
-writeFileSync(readmePath, `${before}\n${optionsMarkdownTable(PROXY_OPTIONS)}\n${after}`);
+writeFileSync(
+  readmePath,
+  between(
+    between(readme, 'proxy-options', optionsMarkdownTable(PROXY_OPTIONS)),
+    'edge-variables',
+    edgeVariablesMarkdownTable(),
+  ),
+);
 
 const header = [
   '# flags-proxy configuration. Copy to .env (or pass with `docker run --env-file`) and fill in.',

@@ -1,5 +1,8 @@
 import { silentLogger } from '../../src/common/logging/logger';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { contractOf } from '../../src/proxy/config/contract';
+import { EDGE_VARIABLES, edgeVariablesMarkdownTable } from '../../src/proxy/config/edge-variables';
 import { parseConfig } from '../../src/proxy/config/parse-config';
 import { sampleFeatures } from '../support/fixtures';
 import { freePort } from '../support/listen';
@@ -144,5 +147,31 @@ describe('the contract the names choose (the built program)', () => {
     expect(lines[0]).toContain('S3_BUCKET_NAME, STREAMING, SENTRY_DSN');
     expect(lines[0]).not.toContain('HOSTNAME');
     expect(lines[0]).toMatch(/warn/i);
+  });
+});
+
+describe("the README's table of Edge variables", () => {
+  const readme = readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
+
+  test('is the table generated from the list of Edge variables (npm run docs)', () => {
+    expect(readme).toContain(edgeVariablesMarkdownTable());
+  });
+
+  test('names every variable once', () => {
+    const names = EDGE_VARIABLES.map((v) => v.name);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  test('every Edge name read as an alias is in the table as supported', () => {
+    const supported = new Set(EDGE_VARIABLES.filter((v) => !v.unsupported).map((v) => v.name));
+    for (const name of [
+      'UPSTREAM_URL',
+      'TOKENS',
+      'PRETRUSTED_TOKENS',
+      'REDIS_URL',
+      'BASE_PATH',
+      'TOKEN_HEADER',
+    ])
+      expect(supported).toContain(name);
   });
 });

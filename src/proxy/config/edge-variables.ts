@@ -203,3 +203,11 @@ export function unsupportedEdgeVariables(env: Record<string, string | undefined>
     (v) => v.unsupported && !v.ambient && env[v.name] !== undefined && env[v.name] !== '',
   ).map((v) => v.name);
 }
+
+/** The README's table of every Edge variable (between the edge-variables markers; `npm run docs`). */
+export function edgeVariablesMarkdownTable(): string {
+  const rows = EDGE_VARIABLES.map(
+    (v) => `| \`${v.name}\` | ${v.unsupported ? 'no (warned about at start)' : 'yes'} | ${v.here} |`,
+  );
+  return ['| Unleash Edge variable | Supported | Here |', '|---|---|---|', ...rows].join('\n');
+}

@@ -184,7 +184,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
   const unsupported = unsupportedEdgeVariables(env);
   if (unsupported.length > 0) {
     logger.warn(
-      `Unleash Edge variables not supported here, ignored: ${unsupported.join(', ')} (README, "Moving from Unleash Edge", says why and what to use instead)`,
+      `Unleash Edge variables not supported here, ignored: ${unsupported.join(', ')} (the README's "Coming from Unleash Edge" table says why and what to use instead)`,
     );
   }
   if (ignoredIdentities.length > 0) {
