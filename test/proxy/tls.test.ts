@@ -82,6 +82,22 @@ describe('TLS serving (TLS_ENABLE)', () => {
     expect(noHost.status).toBe(400);
   });
 
+  test('with FLAGS_WORKERS every worker serves both ports', async () => {
+    const urls = await startTls({ FLAGS_WORKERS: '2' });
+    const ca = certs.read(certs.caCert);
+    const workers = new Set<string>();
+    await waitFor(async () => {
+      try {
+        const answer = await request(`${urls.https}/proxy/health`, { ca });
+        if (answer.status === 200) workers.add(String(answer.headers['x-flags-proxy-worker']));
+      } catch {
+        /* not listening yet */
+      }
+      return workers.size === 2;
+    }, 30_000);
+    expect((await request(`${urls.http}/proxy`, { headers: asKey })).status).toBe(200);
+  });
+
   test('TLS_ENABLE without a certificate stops start-up naming TLS_SERVER_CERT and TLS_SERVER_KEY', async () => {
     const up = await plainUpstream();
     program = startProgram({
