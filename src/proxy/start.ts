@@ -73,9 +73,8 @@ async function serve(options: ProxyOptions, env: NodeJS.ProcessEnv): Promise<Run
   });
   const [server] = servers;
   const who = inCluster ? `worker ${cluster.worker?.id ?? '?'} ` : '';
-  const { contract, clientKeys, enableAllEndpoint } = app.proxyConfig;
   logger.info(
-    `flags-proxy ${who}listening on ${description}, endpoints under ${proxyBasePath}/proxy; ${describeContract(contract, clientKeys, enableAllEndpoint)}`,
+    `flags-proxy ${who}listening on ${description}, endpoints under ${proxyBasePath}/proxy; ${describeContract(app.proxyConfig)}`,
   );
   let stopping: Promise<void> | undefined;
   const stop = () => {

@@ -32,18 +32,19 @@ export function contractOf(
 }
 
 /** How the start-up line names the contract. */
-export function describeContract(
-  contract: Contract,
-  clientKeys: readonly string[],
-  allEndpoint: boolean,
-): string {
-  const all = allEndpoint ? '/all on' : '/all off';
-  if (contract === 'edge') {
-    const keys =
-      clientKeys.length === 0
-        ? 'no client keys (tokens validated upstream)'
-        : 'client keys and validated tokens';
-    return `Unleash Edge's contract (configured by Edge's names): ${keys}, ${all}`;
+export function describeContract(config: {
+  contract: Contract;
+  clientKeys: readonly string[];
+  enableAllEndpoint: boolean;
+  upstreamTokenValidation: boolean;
+}): string {
+  const all = config.enableAllEndpoint ? '/all on' : '/all off';
+  if (config.contract === 'specification') {
+    return `the specification's contract (configured by FLAGS_*/UNLEASH_* names or in code): client keys required, ${all}`;
   }
-  return `the specification's contract (configured by FLAGS_*/UNLEASH_* names or in code): client keys required, ${all}`;
+  const keys = [
+    config.clientKeys.length === 0 ? 'no client keys' : 'client keys',
+    ...(config.upstreamTokenValidation ? ['tokens validated upstream'] : []),
+  ].join(', ');
+  return `Unleash Edge's contract (configured by Edge's names): ${keys}, ${all}`;
 }
