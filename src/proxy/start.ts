@@ -34,9 +34,10 @@ function workerCount(options: ProxyOptions, env: NodeJS.ProcessEnv): number {
 }
 
 /**
- * Listens on `port` / `PORT` / `PROXY_PORT` (default 3000). With `workers` / `FLAGS_WORKERS` above 1
- * this process becomes a `node:cluster` primary that runs that many workers on the port; each worker
- * runs this same program, whose `start()` then serves as one of them.
+ * Listens on `port` / `PORT` / `PROXY_PORT` (default 3000; 3063 under Unleash Edge's names), and with
+ * TLS_ENABLE on `TLS_SERVER_PORT` over HTTPS beside it (`serving/listeners.ts`). With `workers` /
+ * `FLAGS_WORKERS` above 1 this process becomes a `node:cluster` primary that runs that many workers
+ * on the ports; each worker runs this same program, whose `start()` then serves as one of them.
  */
 export async function start(
   options: ProxyOptions = {},
