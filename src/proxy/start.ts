@@ -6,7 +6,8 @@ import { runPrimary, type RunningPrimary } from './cluster/primary';
 import { isClusterWorker, joinCluster, namingWorker } from './cluster/worker';
 import { describeContract } from './config/contract';
 import { PROXY_OPTIONS } from './config/options';
-import { listenAll } from './serving/listeners';
+import { listenAll, servingCredentials } from './serving/listeners';
+import { upstreamTlsOptions } from './transport/upstream-tls';
 import { parseConfig } from './config/parse-config';
 import type { ProxyOptions } from './config/types';
 
@@ -46,6 +47,9 @@ export async function start(
   if (cluster.isPrimary && workerCount(options, env) > 1) {
     // Every problem of the configuration stops the primary, before any worker is forked.
     const config = parseConfig(options, env);
+    // The TLS files too: a worker that cannot read them would only die and be restarted.
+    servingCredentials(config.tls);
+    upstreamTlsOptions(config.upstreamTls);
     const workerEnv = Object.fromEntries(
       Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'),
     );

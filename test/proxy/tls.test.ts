@@ -113,6 +113,40 @@ describe('TLS serving (TLS_ENABLE)', () => {
   });
 });
 
+describe('TLS files that cannot serve stop start-up', () => {
+  test.each([
+    [
+      "one process, a key that is not the certificate's",
+      '1',
+      () => certs.clientKey,
+      'TLS_SERVER_CERT / TLS_SERVER_KEY: not a usable certificate and key',
+    ],
+    [
+      'a cluster primary, a missing key file (refused before any worker starts)',
+      '2',
+      () => '/nonexistent/server.key',
+      'TLS_SERVER_KEY: cannot read "/nonexistent/server.key" (ENOENT)',
+    ],
+  ])('%s', async (_case, workers, key, message) => {
+    const up = await plainUpstream();
+    program = startProgram({
+      FLAGS_URL: up.url,
+      FLAGS_API_TOKEN: up.token,
+      FLAGS_PROXY_CLIENT_KEYS: KEY,
+      PORT: String(await freePort()),
+      FLAGS_WORKERS: workers,
+      LOG_LEVEL: 'info',
+      TLS_ENABLE: 'true',
+      TLS_SERVER_CERT: certs.serverCert,
+      TLS_SERVER_KEY: key(),
+    });
+    const { code, stderr, stdout } = await program.exited;
+    expect(code).toBe(1);
+    expect(stderr).toContain(message);
+    expect(stdout).not.toContain('worker 1 started');
+  });
+});
+
 describe('mTLS towards an upstream that requires a client certificate', () => {
   async function mtlsUpstream(): Promise<TestUpstream> {
     upstream = await new TestUpstream(sampleFeatures()).start({

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { ConfigError } from '../../common/config/resolve';
 import type { TlsServing } from '../config/types';
 import { httpsRedirect } from './https-redirect';
@@ -24,6 +25,22 @@ function listenOn(server: Server, port: number): Promise<Server> {
   });
 }
 
+/** The HTTPS listener's certificate and key, read and checked; undefined without TLS_ENABLE. */
+export function servingCredentials(tls: TlsServing): { cert: Buffer; key: Buffer } | undefined {
+  if (!tls.enable || tls.serverCert === undefined || tls.serverKey === undefined) return undefined;
+  const credentials = {
+    cert: read(tls.serverCert, 'TLS_SERVER_CERT'),
+    key: read(tls.serverKey, 'TLS_SERVER_KEY'),
+  };
+  try {
+    createSecureContext(credentials);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new ConfigError([`TLS_SERVER_CERT / TLS_SERVER_KEY: not a usable certificate and key (${reason})`]);
+  }
+  return credentials;
+}
+
 export interface Listening {
   /** Every server listening (plain HTTP first); each is closed on shutdown. */
   servers: Server[];
@@ -43,18 +60,11 @@ export async function listenAll(
   port: number,
   tls: TlsServing,
 ): Promise<Listening> {
-  if (!tls.enable || tls.serverCert === undefined || tls.serverKey === undefined) {
+  const credentials = servingCredentials(tls);
+  if (credentials === undefined) {
     return { servers: [await listenOn(createServer(listener), port)], description: `port ${port}` };
   }
-  const cert = read(tls.serverCert, 'TLS_SERVER_CERT');
-  const key = read(tls.serverKey, 'TLS_SERVER_KEY');
-  let secure: Server;
-  try {
-    secure = createHttpsServer({ cert, key }, listener);
-  } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    throw new ConfigError([`TLS_SERVER_CERT / TLS_SERVER_KEY: not a usable certificate and key (${reason})`]);
-  }
+  const secure: Server = createHttpsServer(credentials, listener);
   const plain = createServer(tls.redirectHttpToHttps ? httpsRedirect(tls.serverPort) : listener);
   const servers = [await listenOn(plain, port)];
   try {
