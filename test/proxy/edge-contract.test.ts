@@ -61,6 +61,29 @@ describe('the contract the names choose (parsed)', () => {
     expect(config).toMatchObject({ contract: 'specification', port: 3000, enableAllEndpoint: false });
   });
 
+  test("Edge's intervals are read in seconds, and our millisecond names win", () => {
+    const seconds = {
+      FEATURES_REFRESH_INTERVAL_SECONDS: '15',
+      METRICS_INTERVAL_SECONDS: '60',
+      TOKEN_REVALIDATION_INTERVAL_SECONDS: '3600',
+    };
+    expect(parseConfig({ logger: silentLogger }, { ...edge(), ...seconds })).toMatchObject({
+      refreshInterval: 15_000,
+      metricsInterval: 60_000,
+      tokenRevalidateInterval: 3_600_000,
+    });
+    const ours = {
+      FLAGS_FETCH_INTERVAL: '700',
+      FLAGS_METRICS_INTERVAL: '800',
+      FLAGS_TOKEN_REVALIDATE_INTERVAL: '900',
+    };
+    expect(parseConfig({ logger: silentLogger }, { ...edge(), ...seconds, ...ours })).toMatchObject({
+      refreshInterval: 700,
+      metricsInterval: 800,
+      tokenRevalidateInterval: 900,
+    });
+  });
+
   test('DISABLE_ALL_ENDPOINT=true wins over ENABLE_ALL_ENDPOINT=true', () => {
     const config = parseConfig(
       { logger: silentLogger },

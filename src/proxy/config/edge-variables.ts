@@ -59,6 +59,18 @@ export const EDGE_VARIABLES: readonly EdgeVariable[] = [
     'SKIP_SSL_VERIFICATION',
     "`true` does not verify the upstream's certificate (as `HTTP_OPTIONS_REJECT_UNAUTHORIZED=false`)",
   ),
+  supported(
+    'FEATURES_REFRESH_INTERVAL_SECONDS',
+    "seconds between polls (default here 5 s, Edge's 15 s); `FLAGS_FETCH_INTERVAL` (ms) wins",
+  ),
+  supported(
+    'METRICS_INTERVAL_SECONDS',
+    'seconds between usage reports upstream; `FLAGS_METRICS_INTERVAL` (ms) wins',
+  ),
+  supported(
+    'TOKEN_REVALIDATION_INTERVAL_SECONDS',
+    'seconds between revalidations of accepted tokens; `FLAGS_TOKEN_REVALIDATE_INTERVAL` (ms) wins',
+  ),
   // global options
   supported('PORT', "the HTTP port: 3063 under Edge's contract, 3000 under the specification's"),
   supported(
@@ -110,18 +122,6 @@ export const EDGE_VARIABLES: readonly EdgeVariable[] = [
   supported('FRONTEND_TOKENS', 'offline mode: the keys the frontend API, OFREP and `/proxy` accept'),
   supported('RELOAD_INTERVAL', 'offline mode: seconds between reads of `BOOTSTRAP_FILE` (0: never)'),
   // not supported
-  unsupported(
-    'FEATURES_REFRESH_INTERVAL_SECONDS',
-    "seconds where ours are milliseconds: use `FLAGS_FETCH_INTERVAL` (default 5 s, Edge's 15 s)",
-  ),
-  unsupported(
-    'METRICS_INTERVAL_SECONDS',
-    'seconds where ours are milliseconds: use `FLAGS_METRICS_INTERVAL`',
-  ),
-  unsupported(
-    'TOKEN_REVALIDATION_INTERVAL_SECONDS',
-    'seconds where ours are milliseconds: use `FLAGS_TOKEN_REVALIDATE_INTERVAL`',
-  ),
   unsupported(
     'UPSTREAM_SOCKET_TIMEOUT',
     'one timeout covers each upstream request: `UPSTREAM_REQUEST_TIMEOUT`',

@@ -119,6 +119,18 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     doc: 'Milliseconds between usage-metric reports to the upstream',
   },
   {
+    key: 'featuresRefreshIntervalSeconds',
+    env: ['FEATURES_REFRESH_INTERVAL_SECONDS'],
+    parse: p.wholeNumber,
+    doc: "Unleash Edge's name of the poll interval, in seconds; `FLAGS_FETCH_INTERVAL` (ms) wins",
+  },
+  {
+    key: 'metricsIntervalSeconds',
+    env: ['METRICS_INTERVAL_SECONDS'],
+    parse: p.wholeNumber,
+    doc: "Unleash Edge's name of the usage-report interval, in seconds; `FLAGS_METRICS_INTERVAL` (ms) wins",
+  },
+  {
     key: 'metricsJitter',
     env: ['FLAGS_METRICS_JITTER'],
     aliases: { env: ['UNLEASH_METRICS_JITTER'] },
@@ -221,6 +233,12 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     parse: p.wholeNumber,
     default: 3_600_000,
     doc: 'Milliseconds between revalidations of tokens the upstream accepted; refusals are remembered as long',
+  },
+  {
+    key: 'tokenRevalidationIntervalSeconds',
+    env: ['TOKEN_REVALIDATION_INTERVAL_SECONDS'],
+    parse: p.wholeNumber,
+    doc: "Unleash Edge's name of the token revalidation interval, in seconds; `FLAGS_TOKEN_REVALIDATE_INTERVAL` (ms) wins",
   },
   {
     key: 'enableAllEndpoint',

@@ -192,6 +192,11 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
       `Several client identities towards the upstream are configured: ${identity?.kind === 'pkcs12' ? 'PKCS12_IDENTITY_FILE' : 'PKCS8_CLIENT_CERTIFICATE_FILE'} is used (Unleash Edge's order), ${ignoredIdentities.join(', ')} ignored`,
     );
   }
+  // Edge's intervals are seconds; ours (which win) milliseconds.
+  const ms = (key: string, edgeSeconds: string): number => {
+    const seconds = get<number | undefined>(edgeSeconds);
+    return sources.has(key) || seconds === undefined ? get<number>(key) : seconds * 1000;
+  };
   const enableAllEndpoint =
     !get<boolean>('disableAllEndpoint') &&
     (sources.has('enableAllEndpoint') ? get<boolean>('enableAllEndpoint') : contract === 'edge');
@@ -221,8 +226,8 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     flagsAppName: get('flagsAppName'),
     flagsInstanceId:
       get<string | undefined>('flagsInstanceId') ?? `flags-proxy-${hostname()}-${randomUUID().slice(0, 8)}`,
-    refreshInterval: get('refreshInterval'),
-    metricsInterval: get('metricsInterval'),
+    refreshInterval: ms('refreshInterval', 'featuresRefreshIntervalSeconds'),
+    metricsInterval: ms('metricsInterval', 'metricsIntervalSeconds'),
     metricsJitter: get('metricsJitter'),
     environment: get('environment'),
     projectName: get('projectName'),
@@ -269,7 +274,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     expServerSideSdkConfig: { tokens: get('expServerSideSdkConfig.tokens') },
     expCustomEnrichers: get('expCustomEnrichers'),
     upstreamTokenValidation: validates,
-    tokenRevalidateInterval: get('tokenRevalidateInterval'),
+    tokenRevalidateInterval: ms('tokenRevalidateInterval', 'tokenRevalidationIntervalSeconds'),
     contract,
     access: { allow: get<CidrRange[]>('allowList'), deny: get<CidrRange[]>('denyList') },
     tls,

@@ -75,6 +75,10 @@ export interface ProxyOptions {
   tokenRevalidateInterval?: number;
   /** Paths of JavaScript files exporting enricher lists, or enricher functions. */
   expCustomEnrichers?: Array<string | ContextEnricher> | string;
+  /** Unleash Edge's intervals in seconds; `refreshInterval`, `metricsInterval`, `tokenRevalidateInterval` win. */
+  featuresRefreshIntervalSeconds?: number;
+  metricsIntervalSeconds?: number;
+  tokenRevalidationIntervalSeconds?: number;
   /** Unleash Edge's switch: true turns the `/all` endpoints off whatever `enableAllEndpoint` says. */
   disableAllEndpoint?: boolean;
   /** CIDRs of the client addresses served (Edge's ALLOW_LIST); others get 403. */
