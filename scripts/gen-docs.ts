@@ -5,21 +5,31 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { envExampleLines, optionsMarkdownTable } from '../src/common/config/markdown';
+import { edgeVariablesMarkdownTable } from '../src/proxy/config/edge-variables';
 import { PROXY_OPTIONS } from '../src/proxy/config/options';
 
 const root = path.resolve(__dirname, '..', __dirname.includes(`${path.sep}dist${path.sep}`) ? '..' : '');
 const readmePath = path.join(root, 'README.md');
+/** Replaces what stands between `<!-- name:start -->` and `<!-- name:end -->` with `table`. */
+function between(text: string, name: string, table: string): string {
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  return `${text.slice(0, text.indexOf(start) + start.length)}\n${table}\n${text.slice(text.indexOf(end))}`;
+}
 const readme = readFileSync(readmePath, 'utf8');
-const start = '<!-- proxy-options:start -->';
-const end = '<!-- proxy-options:end -->';
-const before = readme.slice(0, readme.indexOf(start) + start.length);
-const after = readme.slice(readme.indexOf(end));
-writeFileSync(readmePath, `${before}\n${optionsMarkdownTable(PROXY_OPTIONS)}\n${after}`);
+writeFileSync(
+  readmePath,
+  between(
+    between(readme, 'proxy-options', optionsMarkdownTable(PROXY_OPTIONS)),
+    'edge-variables',
+    edgeVariablesMarkdownTable(),
+  ),
+);
 
 const header = [
   '# flags-proxy configuration. Copy to .env (or pass with `docker run --env-file`) and fill in.',
   '# Required: FLAGS_URL, FLAGS_API_TOKEN, FLAGS_PROXY_CLIENT_KEYS. Everything else has the default shown.',
-  "# The reference Unleash proxy's UNLEASH_* names and Unleash Edge's UPSTREAM_URL, TOKENS, PRETRUSTED_TOKENS, REDIS_URL are read too (each noted below); a FLAGS_* name wins.",
+  "# The reference Unleash proxy's UNLEASH_* names and Unleash Edge's names (UPSTREAM_URL, TOKENS, PRETRUSTED_TOKENS, REDIS_URL, BASE_PATH, TOKEN_HEADER, APP_NAME, INSTANCE_ID) are read too (each noted below); a FLAGS_* name wins.",
   '',
 ];
 writeFileSync(

@@ -4,6 +4,7 @@ import express, { type Express, type RequestHandler, type Response } from 'expre
 import { ErrorAnswers, errorMiddleware, notFoundHandler } from '../common/http/error-middleware';
 import { asNodeMiddleware } from '../common/http/node-middleware';
 import { logEffectiveConfig } from '../common/logging/redact';
+import { accessMiddleware, addressCheck } from './access/access-middleware';
 import { ProcessBudget } from './budgets/process-budget';
 import { PROXY_OPTIONS } from './config/options';
 import { parseConfig } from './config/parse-config';
@@ -87,6 +88,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     'expBootstrap.urlHeaders',
     'offline.frontendTokens',
     'offline.clientTokens',
+    'upstreamTls.identity.passphrase',
   ]);
   const strategies = loadStrategies(config.customStrategies);
   const enrichers = loadEnrichers(config.expCustomEnrichers);
@@ -134,6 +136,8 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
             appName: config.flagsAppName,
             instanceId: config.flagsInstanceId,
             httpOptions,
+            customHeaders: config.customClientHeaders,
+            timeoutMs: config.upstreamRequestTimeout,
           }),
           revalidateIntervalMs: config.tokenRevalidateInterval,
           logger: config.logger,
@@ -197,7 +201,9 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const requestMetrics = new RequestMetrics(metrics.requestSeries);
   const cors = corsMiddleware(config.cors);
   const bodyResponse = [compression({ threshold: 1024 })];
+  const access = accessMiddleware(config.access);
   const gate = new Gate({
+    allowed: addressCheck(config.access),
     ready: environments,
     cors: asNodeMiddleware(cors),
     corsHeaders: new CorsHeaderMemo(cors),
@@ -252,6 +258,8 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
+  // ALLOW_LIST / DENY_LIST: 403 before anything else (the front's gate checks the same first).
+  if (access) app.use(access);
   app.use(front.middleware);
   // Express's cold routes: every response passes the gate's request series, CORS and compression.
   app.use(requestMetrics.middleware, cors, ...bodyResponse);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import http, { type IncomingMessage, type Server } from 'node:http';
+import http, { type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 export interface CapturedRequest {
@@ -66,9 +67,13 @@ export class TestUpstream {
     this.payload = payload;
   }
 
+  /** Connections refused during the TLS handshake (an https upstream only): e.g. no client certificate. */
+  tlsClientErrors = 0;
+  private secure = false;
+
   get url(): string {
     const { port } = this.server?.address() as AddressInfo;
-    return `http://127.0.0.1:${port}/api`;
+    return `${this.secure ? 'https' : 'http'}://127.0.0.1:${port}/api`;
   }
 
   /** Accepts `token` too, serving `payload` to it. */
@@ -97,8 +102,9 @@ export class TestUpstream {
     return this.requests.filter((r) => r.method === 'POST' && r.path === path);
   }
 
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => {
+  /** Serves on loopback; with `tls`, over HTTPS with those server options (e.g. `requestCert`). */
+  async start(tls?: https.ServerOptions): Promise<this> {
+    const handler: RequestListener = (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
@@ -192,7 +198,10 @@ export class TestUpstream {
         }
         res.writeHead(404).end();
       });
-    });
+    };
+    this.secure = tls !== undefined;
+    this.server = tls ? https.createServer(tls, handler) : http.createServer(handler);
+    this.server.on('tlsClientError', () => (this.tlsClientErrors += 1));
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
     return this;
   }

@@ -13,7 +13,8 @@ export interface ClientUsageOptions {
   config: Pick<
     ProxyConfig,
     'flagsUrl' | 'flagsApiToken' | 'flagsInstanceId' | 'metricsInterval' | 'metricsJitter' | 'logger'
-  >;
+  > &
+    Partial<Pick<ProxyConfig, 'customClientHeaders' | 'upstreamRequestTimeout'>>;
   httpOptions: HttpOptions;
   bounds?: UsageBounds;
   maxRegistrations?: number;
@@ -53,6 +54,8 @@ export class ClientUsage {
           instanceId: config.flagsInstanceId,
           metricsInterval: config.metricsInterval,
           httpOptions: opts.httpOptions,
+          customHeaders: config.customClientHeaders,
+          timeoutMs: config.upstreamRequestTimeout,
         }),
       instanceId: config.flagsInstanceId,
       intervalMs: config.metricsInterval,

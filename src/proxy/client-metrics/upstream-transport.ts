@@ -1,5 +1,6 @@
 import { post } from '../upstream/sdk/modules';
 import type { HttpOptions } from '../upstream/sdk/types';
+import { upstreamHeaders } from '../transport/upstream-headers';
 
 export type UpstreamPath = 'client/metrics' | 'client/register';
 
@@ -18,6 +19,8 @@ export interface SdkTransportOptions {
   /** The same agent and TLS options as the SDK's own requests (proxy servers, rejectUnauthorized). */
   httpOptions: HttpOptions;
   timeoutMs?: number;
+  /** CUSTOM_CLIENT_HEADERS: sent beside the token, which wins over a custom `Authorization`. */
+  customHeaders?: Readonly<Record<string, string>>;
 }
 
 /** Printable ASCII: what travels in an HTTP header value unchanged on every server and proxy. */
@@ -47,7 +50,7 @@ export function sdkTransport(opts: SdkTransportOptions): UpstreamPost {
       appName: headerAppName(appName),
       instanceId: opts.instanceId,
       interval: opts.metricsInterval,
-      headers: { Authorization: opts.flagsApiToken },
+      headers: upstreamHeaders(opts.customHeaders, opts.flagsApiToken),
       timeout: opts.timeoutMs ?? 10_000,
       httpOptions: opts.httpOptions,
     });

@@ -6,13 +6,25 @@ import { scrubbingLogger, secretValues, urlPasswords } from '../../common/loggin
 import { keyVaryOf } from '../auth/key-vary';
 import { resolveOffline } from '../offline/offline-config';
 import { parseUnleashToken } from '../token-validation/unleash-token';
+import type { CidrRange } from '../access/address-list';
+import { contractOf, EDGE_PORT } from './contract';
+import { unsupportedEdgeVariables } from './edge-variables';
 import { PROXY_OPTIONS } from './options';
-import type { ProxyConfig, ProxyOptions } from './types';
+import type { ClientIdentity, ProxyConfig, ProxyOptions } from './types';
 
 type Env = Record<string, string | undefined>;
 
 /** Unleash Edge's variable names read as aliases; the start-up line names them apart. */
-const EDGE_NAMES: ReadonlySet<string> = new Set(['UPSTREAM_URL', 'TOKENS', 'PRETRUSTED_TOKENS', 'REDIS_URL']);
+const EDGE_NAMES: ReadonlySet<string> = new Set([
+  'UPSTREAM_URL',
+  'TOKENS',
+  'PRETRUSTED_TOKENS',
+  'REDIS_URL',
+  'BASE_PATH',
+  'TOKEN_HEADER',
+  'APP_NAME',
+  'INSTANCE_ID',
+]);
 
 /** Edge's `UPSTREAM_URL` is the server's base URL: the client API is under `/api`. */
 function apiUrlOf(url: string): string {
@@ -40,6 +52,42 @@ function sharedSecretProblems(get: <T>(key: string) => T): string[] {
       (key) =>
         `A value of ${optionName(key)} is also a server-side SDK token in ${optionName('expServerSideSdkConfig.tokens')}: client keys are public, so that token would let any web page read every flag definition; use different values`,
     );
+}
+
+/**
+ * The client identity towards the upstream, in Unleash Edge's order (PKCS#12, then the PKCS#8
+ * pair, then one PEM file); the forms it does not use are named in `ignored`.
+ */
+function identityOf(
+  get: <T>(key: string) => T,
+  problems: string[],
+): { identity: ClientIdentity | undefined; ignored: string[] } {
+  const pkcs12 = get<string | undefined>('clientIdentity.pkcs12File');
+  const cert = get<string | undefined>('clientIdentity.pkcs8CertificateFile');
+  const key = get<string | undefined>('clientIdentity.pkcs8KeyFile');
+  const pem = get<string | undefined>('clientIdentity.pemFile');
+  if ((cert === undefined) !== (key === undefined)) {
+    problems.push(
+      'PKCS8_CLIENT_CERTIFICATE_FILE and PKCS8_CLIENT_KEY_FILE go together: give both files of the client identity, or neither',
+    );
+  }
+  const forms: Array<[string, ClientIdentity | undefined]> = [
+    [
+      'PKCS12_IDENTITY_FILE',
+      pkcs12 === undefined
+        ? undefined
+        : { kind: 'pkcs12', file: pkcs12, passphrase: get('clientIdentity.pkcs12Passphrase') },
+    ],
+    [
+      'PKCS8_CLIENT_CERTIFICATE_FILE',
+      cert === undefined || key === undefined
+        ? undefined
+        : { kind: 'pkcs8', certificateFile: cert, keyFile: key },
+    ],
+    ['PEM_CERT_FILE', pem === undefined ? undefined : { kind: 'pem', file: pem }],
+  ];
+  const given = forms.filter(([, identity]) => identity !== undefined);
+  return { identity: given[0]?.[1], ignored: given.slice(1).map(([name]) => name) };
 }
 
 /**
@@ -86,16 +134,31 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
   // clientKeys is optional only under Unleash Edge's contract (UPSTREAM_URL + TOKENS) while
   // unconfigured Unleash tokens are validated upstream; under the specification's names (and the
   // reference proxy's, and in code) it is one of the three required options.
-  const edgeNamed =
-    sources.get('flagsUrl')?.name === 'UPSTREAM_URL' && sources.get('flagsApiToken')?.name === 'TOKENS';
-  if (clientKeys === undefined && validates && edgeNamed) {
+  const contract = contractOf(sources, env, options);
+  if (clientKeys === undefined && validates && contract === 'edge') {
     clientKeys = [];
     notRequired(['clientKeys']);
   }
   if (!offlineMode && get<string | undefined>('flagsApiToken') !== undefined && tokens.length === 0)
     problems.push(`${optionName('flagsApiToken')} holds no token`);
   problems.push(...sharedSecretProblems(get));
+  const tls = {
+    enable: get<boolean>('tls.enable'),
+    serverCert: get<string | undefined>('tls.serverCert'),
+    serverKey: get<string | undefined>('tls.serverKey'),
+    serverPort: get<number>('tls.serverPort'),
+    redirectHttpToHttps: get<boolean>('tls.redirectHttpToHttps'),
+  };
+  if (tls.enable && (tls.serverCert === undefined || tls.serverKey === undefined)) {
+    problems.push(
+      'TLS_ENABLE=true needs TLS_SERVER_CERT and TLS_SERVER_KEY (PEM files of the HTTPS listener)',
+    );
+  }
+  const { identity, ignored: ignoredIdentities } = identityOf(get, problems);
+  const timeoutSeconds = get<number | undefined>('upstreamRequestTimeout');
+  if (timeoutSeconds === 0) problems.push('UPSTREAM_REQUEST_TIMEOUT must be a positive number of seconds');
   if (problems.length > 0) throw new ConfigError(problems);
+  const customClientHeaders = get<Record<string, string>>('customClientHeaders');
 
   const logLevel = get<LogLevel>('logLevel');
   const useJsonLogger = get<boolean>('useJsonLogger');
@@ -106,6 +169,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     [
       ...secretValues(PROXY_OPTIONS, values),
       ...tokens,
+      ...Object.values(customClientHeaders),
       ...Object.values(options.expBootstrap?.urlHeaders ?? {}),
       ...['flagsUrl', 'httpProxy', 'httpsProxy', 'redisUrl', 'expBootstrap.url'].flatMap((key) =>
         urlPasswords(get(key)),
@@ -137,6 +201,25 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     logger.warn(
       'Both a Redis backup and BACKUP_FOLDER are configured: the Redis backup is used, BACKUP_FOLDER is ignored',
     );
+  const unsupported = unsupportedEdgeVariables(env);
+  if (unsupported.length > 0) {
+    logger.warn(
+      `Unleash Edge variables not supported here, ignored: ${unsupported.join(', ')} (the README's "Coming from Unleash Edge" table says why and what to use instead)`,
+    );
+  }
+  if (ignoredIdentities.length > 0) {
+    logger.warn(
+      `Several client identities towards the upstream are configured: ${identity?.kind === 'pkcs12' ? 'PKCS12_IDENTITY_FILE' : 'PKCS8_CLIENT_CERTIFICATE_FILE'} is used (Unleash Edge's order), ${ignoredIdentities.join(', ')} ignored`,
+    );
+  }
+  // Edge's intervals are seconds; ours (which win) milliseconds.
+  const ms = (key: string, edgeSeconds: string): number => {
+    const seconds = get<number | undefined>(edgeSeconds);
+    return sources.has(key) || seconds === undefined ? get<number>(key) : seconds * 1000;
+  };
+  const enableAllEndpoint =
+    !get<boolean>('disableAllEndpoint') &&
+    (sources.has('enableAllEndpoint') ? get<boolean>('enableAllEndpoint') : contract === 'edge');
 
   const bootstrapUrl = get<string | undefined>('expBootstrap.url');
   const bootstrapAuth = get<string | undefined>('expBootstrap.urlHeaders.Authorization');
@@ -161,14 +244,14 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     flagsApiToken: tokens[0] ?? '',
     flagsApiTokens: tokens,
     clientKeys: clientKeys as string[],
-    port: get('port'),
+    port: contract === 'edge' && !sources.has('port') ? EDGE_PORT : get('port'),
     workers: get('workers'),
     proxyBasePath: get('proxyBasePath'),
     flagsAppName: get('flagsAppName'),
     flagsInstanceId:
       get<string | undefined>('flagsInstanceId') ?? `flags-proxy-${hostname()}-${randomUUID().slice(0, 8)}`,
-    refreshInterval: get('refreshInterval'),
-    metricsInterval: get('metricsInterval'),
+    refreshInterval: ms('refreshInterval', 'featuresRefreshIntervalSeconds'),
+    metricsInterval: ms('metricsInterval', 'metricsIntervalSeconds'),
     metricsJitter: get('metricsJitter'),
     environment: get('environment'),
     projectName: get('projectName'),
@@ -187,7 +270,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     backupFolder: offlineMode || get('redisUrl') !== undefined ? undefined : get('backupFolder'),
     offline: offline.offline,
     enableOAS: get('enableOAS'),
-    enableAllEndpoint: get('enableAllEndpoint'),
+    enableAllEndpoint,
     cors: {
       allowedHeaders: get('cors.allowedHeaders'),
       credentials: get('cors.credentials'),
@@ -198,7 +281,10 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
       origin: get('cors.origin'),
       preflightContinue: get('cors.preflightContinue'),
     },
-    httpOptions: { rejectUnauthorized: get('httpOptions.rejectUnauthorized') },
+    httpOptions: {
+      rejectUnauthorized:
+        get<boolean>('httpOptions.rejectUnauthorized') && !get<boolean>('skipSslVerification'),
+    },
     httpProxy: get('httpProxy'),
     httpsProxy: get('httpsProxy'),
     noProxy: get('noProxy'),
@@ -214,6 +300,12 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     expServerSideSdkConfig: { tokens: get('expServerSideSdkConfig.tokens') },
     expCustomEnrichers: get('expCustomEnrichers'),
     upstreamTokenValidation: validates,
-    tokenRevalidateInterval: get('tokenRevalidateInterval'),
+    tokenRevalidateInterval: ms('tokenRevalidateInterval', 'tokenRevalidationIntervalSeconds'),
+    contract,
+    access: { allow: get<CidrRange[]>('allowList'), deny: get<CidrRange[]>('denyList') },
+    tls,
+    upstreamTls: { caFile: get('upstreamCertificateFile'), identity },
+    customClientHeaders,
+    upstreamRequestTimeout: timeoutSeconds === undefined ? undefined : timeoutSeconds * 1000,
   };
 }

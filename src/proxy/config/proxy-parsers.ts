@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { TagFilter } from '../upstream/sdk/types';
 import { ParseError, type Parser, list, string } from '../../common/config/parsers';
 import type { TrustProxy } from './types';
+import { parseCidr, type CidrRange } from '../access/address-list';
 
 /** `true`, `false`, a hop count, or IP/CIDR entries (comma-separated), as Express's `trust proxy` takes. */
 export const trustProxy: Parser<TrustProxy> = (value) => {
@@ -119,4 +120,44 @@ export const redisUrl: Parser<string> = (value) => {
     throw new ParseError(`${problem} (the path, when given, is a database number)`);
   }
   return value.trim();
+};
+
+/** Comma-separated CIDRs (IPv4 or IPv6; a bare address is one host), as Unleash Edge's ALLOW_LIST / DENY_LIST. */
+export const cidrList: Parser<CidrRange[]> = (value) =>
+  list(value).map((entry) => {
+    const range = parseCidr(entry);
+    if (range === undefined) {
+      throw new ParseError(
+        `entry "${entry}" must be a CIDR such as 10.0.0.0/8 or 2001:db8::/32, or one address`,
+      );
+    }
+    return range;
+  });
+
+const HEADER_TOKEN = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * Unleash Edge's CUSTOM_CLIENT_HEADERS: `Name: value,Name2: value2` (curl's header form; a value may
+ * hold colons, not commas). In code also an object of names to values. The message never repeats
+ * a value: headers like these carry API keys.
+ */
+export const headerPairs: Parser<Record<string, string>> = (value) => {
+  const entries: Array<[string, string]> =
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? v : ''])
+      : list(value).map((entry) => {
+          const idx = entry.indexOf(':');
+          return idx < 0 ? [entry, ''] : [entry.slice(0, idx).trim(), entry.slice(idx + 1).trim()];
+        });
+  const headers: Record<string, string> = {};
+  for (const [name, headerValue] of entries) {
+    if (!HEADER_TOKEN.test(name) || headerValue === '' || !HEADER_VALUE.test(headerValue)) {
+      throw new ParseError(
+        'must be comma-separated headers in the form Name: value (e.g. X-Api-Key: <key>,X-Team: web)',
+      );
+    }
+    headers[name] = headerValue;
+  }
+  return headers;
 };

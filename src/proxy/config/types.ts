@@ -3,6 +3,8 @@ import type { ClientFeaturesResponse, Context, Strategy } from 'unleash-client';
 import type { BootstrapOptions, StorageProvider, TagFilter } from '../upstream/sdk/types';
 import type { KeyVary } from '../auth/key-vary';
 import type { Logger, LogLevel } from '../../common/logging/logger';
+import type { AccessLists } from '../access/address-list';
+import type { Contract } from './contract';
 
 /** A custom context enricher: receives the built context and the request, returns the context to use. */
 export type ContextEnricher = (context: Context, request: Request) => Context | Promise<Context>;
@@ -82,6 +84,40 @@ export interface ProxyOptions {
   tokenRevalidateInterval?: number;
   /** Paths of JavaScript files exporting enricher lists, or enricher functions. */
   expCustomEnrichers?: Array<string | ContextEnricher> | string;
+  /** Unleash Edge's intervals in seconds; `refreshInterval`, `metricsInterval`, `tokenRevalidateInterval` win. */
+  featuresRefreshIntervalSeconds?: number;
+  metricsIntervalSeconds?: number;
+  tokenRevalidationIntervalSeconds?: number;
+  /** Unleash Edge's switch: true turns the `/all` endpoints off whatever `enableAllEndpoint` says. */
+  disableAllEndpoint?: boolean;
+  /** CIDRs of the client addresses served (Edge's ALLOW_LIST); others get 403. */
+  allowList?: string[] | string;
+  /** CIDRs of client addresses refused with 403 (Edge's DENY_LIST). */
+  denyList?: string[] | string;
+  /** HTTPS beside plain HTTP (Edge's TLS_* names); files are PEM. */
+  tls?: {
+    enable?: boolean;
+    serverCert?: string;
+    serverKey?: string;
+    serverPort?: number;
+    redirectHttpToHttps?: boolean;
+  };
+  /** Edge's SKIP_SSL_VERIFICATION: true does not verify the upstream's certificate. */
+  skipSslVerification?: boolean;
+  /** PEM file of extra CA certificates trusted for the upstream. */
+  upstreamCertificateFile?: string;
+  /** The client certificate presented to the upstream (Edge's names); files are read at start. */
+  clientIdentity?: {
+    pkcs8CertificateFile?: string;
+    pkcs8KeyFile?: string;
+    pemFile?: string;
+    pkcs12File?: string;
+    pkcs12Passphrase?: string;
+  };
+  /** Headers sent with every upstream request, or Edge's `Name: value,Name2: value2`. */
+  customClientHeaders?: Record<string, string> | string;
+  /** Seconds each upstream request may take. */
+  upstreamRequestTimeout?: number;
   /** The reference Unleash proxy's name of `flagsUrl`; `flagsUrl` wins when both are given. */
   unleashUrl?: string;
   /** The reference Unleash proxy's name of `flagsApiToken`; `flagsApiToken` wins when both are given. */
@@ -159,4 +195,35 @@ export interface ProxyConfig {
   expCustomEnrichers: Array<string | ContextEnricher>;
   upstreamTokenValidation: boolean;
   tokenRevalidateInterval: number;
+  /** Chosen by the names the proxy was configured by (see `contract.ts`). */
+  contract: Contract;
+  /** ALLOW_LIST / DENY_LIST; both empty: every address is served. */
+  access: AccessLists;
+  /** HTTPS serving; `enable` false: plain HTTP only. */
+  tls: TlsServing;
+  /** TLS towards the upstream beyond `httpOptions`: extra CA and client identity (file paths). */
+  upstreamTls: UpstreamTls;
+  /** Headers sent with every upstream request; the upstream token's `Authorization` wins. */
+  customClientHeaders: Record<string, string>;
+  /** ms each upstream request may take; undefined: each request's own default. */
+  upstreamRequestTimeout: number | undefined;
+}
+
+export interface TlsServing {
+  enable: boolean;
+  serverCert: string | undefined;
+  serverKey: string | undefined;
+  serverPort: number;
+  redirectHttpToHttps: boolean;
+}
+
+/** The client identity presented to the upstream, in the form it was given. */
+export type ClientIdentity =
+  | { kind: 'pkcs12'; file: string; passphrase: string | undefined }
+  | { kind: 'pkcs8'; certificateFile: string; keyFile: string }
+  | { kind: 'pem'; file: string };
+
+export interface UpstreamTls {
+  caFile: string | undefined;
+  identity: ClientIdentity | undefined;
 }

@@ -155,7 +155,7 @@ function evaluationOperations(
   const what = allEndpoint ? 'enabled and disabled toggles' : 'the toggles enabled';
   const disabled = allEndpoint ? (['EndpointDisabled'] as const) : [];
   const note = allEndpoint
-    ? ' Available only with `enableAllEndpoint` / `ENABLE_ALL_ENDPOINT=true`, otherwise 501.'
+    ? " Available with `enableAllEndpoint` / `ENABLE_ALL_ENDPOINT=true` (on by default under Unleash Edge's names) unless `DISABLE_ALL_ENDPOINT=true`, otherwise 501."
     : '';
   return {
     get: {

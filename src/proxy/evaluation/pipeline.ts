@@ -85,7 +85,7 @@ export class EvaluationPipeline {
   selection(listing: Listing, input: EvaluationInput, basePath = '/proxy'): Selection {
     if (listing === 'all' && !this.options.enableAllEndpoint)
       throw new EndpointDisabled(
-        `${basePath}/all is disabled; enable it with enableAllEndpoint or ENABLE_ALL_ENDPOINT=true`,
+        `${basePath}/all is disabled; enable it with enableAllEndpoint or ENABLE_ALL_ENDPOINT=true, without DISABLE_ALL_ENDPOINT=true`,
       );
     if (input.toggles) return { kind: 'named', names: input.toggles };
     return { kind: listing };

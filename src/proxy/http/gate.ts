@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HttpError, NotReady } from '../../common/errors/http-errors';
+import { HttpError, NoAccessError, NotReady } from '../../common/errors/http-errors';
 import { sendError, type ErrorAnswers } from '../../common/http/error-middleware';
 import type { NodeMiddleware } from '../../common/http/node-middleware';
 import { withVary } from '../../common/http/vary';
@@ -10,6 +10,8 @@ import type { Call, Endpoint } from './endpoint';
 import type { RequestBody } from './request-body';
 
 export interface GateOptions {
+  /** ALLOW_LIST / DENY_LIST on the client address; none without lists. */
+  allowed?: (req: IncomingMessage) => boolean;
   /** Readiness of the proxy: any environment holds definitions. */
   ready: { isReady(): boolean };
   /** The app's CORS middleware, and what it sets on a simple request, per origin. */
@@ -27,10 +29,14 @@ export interface GateOptions {
 
 /** `Call.cors` when the CORS middleware set its headers on the response itself. */
 const CORS_ON_RESPONSE: readonly string[] = Object.freeze([]);
+const ADDRESS_REFUSED = new NoAccessError(
+  'Requests from this address are not accepted (ALLOW_LIST / DENY_LIST)',
+);
 const NOT_READY = 'flags-proxy is not ready: it has not yet synchronised flag definitions with the upstream';
 
 /**
- * The gate every request of an endpoint passes, once, in this order: CORS headers, readiness, the
+ * The gate every request of an endpoint passes, once, in this order: the address lists (403),
+ * CORS headers, readiness, the
  * key → scope step, the request series (labelled by route from here; a refusal before is
  * `unmatched`), the body, then the endpoint, with compression for answers with a body and the
  * endpoint's error shape for anything that fails. Each step is synchronous when it can be: a
@@ -42,6 +48,11 @@ export class Gate {
   /** Runs the gate and the endpoint for a request the front matched. */
   pass(call: MutableCall, endpoint: Endpoint, label: string): void {
     const { req, res } = call;
+    // ALLOW_LIST / DENY_LIST before anything else, as the app's first middleware does it
+    if (this.options.allowed?.(req) === false) {
+      sendError(res, ADDRESS_REFUSED);
+      return;
+    }
     const cors = this.options.corsHeaders.headersFor(req.headers.origin);
     if (cors) call.cors = cors;
     else {

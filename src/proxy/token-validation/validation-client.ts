@@ -54,6 +54,8 @@ export interface ValidationClientOptions {
   instanceId: string;
   httpOptions: HttpOptions;
   timeoutMs?: number;
+  /** CUSTOM_CLIENT_HEADERS; no token travels here. */
+  customHeaders?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -71,6 +73,7 @@ export function validationClient(opts: ValidationClientOptions): ValidateTokens 
       appName: opts.appName,
       instanceId: opts.instanceId,
       timeout: opts.timeoutMs ?? VALIDATION_TIMEOUT_MS,
+      headers: opts.customHeaders,
       httpOptions: opts.httpOptions,
     });
     const text = await res.text();

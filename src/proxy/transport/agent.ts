@@ -3,8 +3,10 @@ import https from 'node:https';
 import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import type { ProxyConfig } from '../config/types';
+import { upstreamTlsOptions } from './upstream-tls';
 
-export type TransportConfig = Pick<ProxyConfig, 'httpProxy' | 'httpsProxy' | 'noProxy' | 'httpOptions'>;
+export type TransportConfig = Pick<ProxyConfig, 'httpProxy' | 'httpsProxy' | 'noProxy' | 'httpOptions'> &
+  Partial<Pick<ProxyConfig, 'upstreamTls'>>;
 
 /** Same keep-alive settings as the SDK's own default agents. */
 const AGENT_OPTIONS = { keepAlive: true, keepAliveMsecs: 30_000, timeout: 10_000 } as const;
@@ -37,8 +39,9 @@ export function bypassesProxy(url: URL, noProxy: string | undefined): boolean {
 /**
  * The agent factory for every request the proxy makes to its upstream (the SDK's fetches and
  * metrics, and usage metrics forwarded for client SDKs). It applies `httpProxy` / `httpsProxy`
- * (HTTP_PROXY / HTTPS_PROXY), `noProxy` (NO_PROXY) and `httpOptions.rejectUnauthorized` from the
- * resolved configuration.
+ * (HTTP_PROXY / HTTPS_PROXY), `noProxy` (NO_PROXY), `httpOptions.rejectUnauthorized` and the
+ * upstream TLS files (an extra CA, a client identity: `upstream-tls.ts`) from the resolved
+ * configuration.
  *
  * It always returns a factory, also without any proxy configured (direct keep-alive agents then), so
  * the `env` given to `createApp` wins over `process.env`, which the SDK's default agent would read.
@@ -46,14 +49,15 @@ export function bypassesProxy(url: URL, noProxy: string | undefined): boolean {
  */
 export function upstreamAgent(config: TransportConfig): (url: URL) => http.Agent {
   const rejectUnauthorized = config.httpOptions.rejectUnauthorized;
+  const tls = config.upstreamTls ? upstreamTlsOptions(config.upstreamTls) : {};
   const direct = {
     http: new http.Agent(AGENT_OPTIONS),
-    https: new https.Agent({ ...AGENT_OPTIONS, rejectUnauthorized }),
+    https: new https.Agent({ ...AGENT_OPTIONS, ...tls, rejectUnauthorized }),
   };
   const viaProxy = {
     http: config.httpProxy ? new HttpProxyAgent(config.httpProxy, AGENT_OPTIONS) : undefined,
     https: config.httpsProxy
-      ? new HttpsProxyAgent(config.httpsProxy, { ...AGENT_OPTIONS, rejectUnauthorized })
+      ? new HttpsProxyAgent(config.httpsProxy, { ...AGENT_OPTIONS, ...tls, rejectUnauthorized })
       : undefined,
   };
   return (url: URL) => {

@@ -26,6 +26,7 @@ import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
 import { limitedBootstrapProvider } from '../bootstrap/limited-bootstrap';
 import type { DefinitionsSource } from './definitions-source';
+import { upstreamHeaders } from '../transport/upstream-headers';
 
 export interface UnleashRepositoryOptions {
   config: ProxyConfig;
@@ -108,7 +109,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
     this.strategyErrors = new RateLimitedLog(this.logger, 60_000);
     this.upstreamWarnings = new RateLimitedLog(this.logger, 60_000);
     const url = source ? NO_UPSTREAM_URL : cleanUrl(config.flagsUrl);
-    const headers = { Authorization: config.flagsApiToken };
+    const headers = upstreamHeaders(config.customClientHeaders, config.flagsApiToken);
     const featuresUrl = `${url}client/features`;
     const whose =
       environment === undefined ? 'the API token' : `the API token of environment "${environment}"`;
@@ -125,6 +126,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
       projectName: config.projectName,
       project: config.projectName,
       refreshInterval: config.refreshInterval,
+      timeout: config.upstreamRequestTimeout,
       headers,
       httpOptions,
       namePrefix: config.namePrefix,
@@ -186,6 +188,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
       metricsInterval: config.metricsInterval,
       metricsJitter: config.metricsJitter,
       customHeaders: headers,
+      timeout: config.upstreamRequestTimeout,
       httpOptions,
       strategies,
       repository: this.repository,

@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { createSecureContext } from 'node:tls';
+import { ConfigError } from '../../common/config/resolve';
+import type { TlsServing } from '../config/types';
+import { httpsRedirect } from './https-redirect';
+
+function read(file: string, variable: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new ConfigError([`${variable}: cannot read ${JSON.stringify(file)} (${code})`]);
+  }
+}
+
+function listenOn(server: Server, port: number): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+/** The HTTPS listener's certificate and key, read and checked; undefined without TLS_ENABLE. */
+export function servingCredentials(tls: TlsServing): { cert: Buffer; key: Buffer } | undefined {
+  if (!tls.enable || tls.serverCert === undefined || tls.serverKey === undefined) return undefined;
+  const credentials = {
+    cert: read(tls.serverCert, 'TLS_SERVER_CERT'),
+    key: read(tls.serverKey, 'TLS_SERVER_KEY'),
+  };
+  try {
+    createSecureContext(credentials);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new ConfigError([`TLS_SERVER_CERT / TLS_SERVER_KEY: not a usable certificate and key (${reason})`]);
+  }
+  return credentials;
+}
+
+export interface Listening {
+  /** Every server listening (plain HTTP first); each is closed on shutdown. */
+  servers: Server[];
+  /** For the start-up line: `port 3063` or `port 3063 (HTTP) and 3043 (HTTPS)`. */
+  description: string;
+}
+
+/**
+ * Plain HTTP on `port`, and with TLS_ENABLE HTTPS on `tls.serverPort` beside it, both serving
+ * `listener`; with REDIRECT_HTTP_TO_HTTPS the plain port only redirects to the HTTPS one. The
+ * certificate and key are read once here: a file that cannot be read, or a pair Node refuses,
+ * stops start-up naming TLS_SERVER_CERT / TLS_SERVER_KEY. In a cluster each worker listens the
+ * same way and the primary shares both ports.
+ */
+export async function listenAll(
+  listener: RequestListener,
+  port: number,
+  tls: TlsServing,
+): Promise<Listening> {
+  const credentials = servingCredentials(tls);
+  if (credentials === undefined) {
+    return { servers: [await listenOn(createServer(listener), port)], description: `port ${port}` };
+  }
+  const secure: Server = createHttpsServer(credentials, listener);
+  const plain = createServer(tls.redirectHttpToHttps ? httpsRedirect(tls.serverPort) : listener);
+  const servers = [await listenOn(plain, port)];
+  try {
+    servers.push(await listenOn(secure, tls.serverPort));
+  } catch (err) {
+    servers[0].close();
+    throw err;
+  }
+  const plainRole = tls.redirectHttpToHttps ? 'HTTP, redirecting to HTTPS' : 'HTTP';
+  return { servers, description: `port ${port} (${plainRole}) and ${tls.serverPort} (HTTPS)` };
+}

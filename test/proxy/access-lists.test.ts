@@ -1,0 +1,141 @@
+import { isAllowed, parseAddress, parseCidr, type AccessLists } from '../../src/proxy/access/address-list';
+import { silentLogger } from '../../src/common/logging/logger';
+import { parseConfig } from '../../src/proxy/config/parse-config';
+import { configProblems } from '../support/config-problems';
+import { sampleFeatures } from '../support/fixtures';
+import { freePort } from '../support/listen';
+import { assertBuilt, request, startProgram, waitForStatus, type Program } from '../support/program';
+import { TestUpstream } from '../support/upstream';
+
+jest.setTimeout(60_000);
+
+const KEY = 'access-key';
+
+function lists(allow: string[], deny: string[]): AccessLists {
+  const ranges = (entries: string[]) =>
+    entries.map((entry) => {
+      const range = parseCidr(entry);
+      if (!range) throw new Error(`bad CIDR in the test: ${entry}`);
+      return range;
+    });
+  return { allow: ranges(allow), deny: ranges(deny) };
+}
+
+describe('address lists (pure)', () => {
+  test.each([
+    [[], ['10.0.0.0/8'], '10.200.3.4', false],
+    [[], ['10.0.0.0/8'], '11.0.0.1', true],
+    [['192.168.0.0/16'], [], '192.168.77.1', true],
+    [['192.168.0.0/16'], [], '192.169.0.1', false],
+    [['192.168.0.0/16'], ['192.168.5.0/24'], '192.168.5.9', false],
+    [['2001:db8::/32'], [], '2001:db8:1::7', true],
+    [['2001:db8::/32'], [], '2001:db9::7', false],
+    [[], ['::1'], '::1', false],
+    [[], ['127.0.0.1'], '::ffff:127.0.0.1', false],
+    [['127.0.0.0/8'], [], '::ffff:127.0.0.1', true],
+    [['0.0.0.0/0'], [], '2001:db8::1', false],
+    [['0.0.0.0/0', '::/0'], [], '2001:db8::1', true],
+  ])('allow %j deny %j: %s is allowed: %s', (allow, deny, address, expected) => {
+    expect(isAllowed(lists(allow, deny), address)).toBe(expected);
+  });
+
+  test('with a list configured, an address that does not parse is refused; without one, anything passes', () => {
+    expect(isAllowed(lists([], ['10.0.0.0/8']), 'not-an-ip')).toBe(false);
+    expect(isAllowed(lists([], ['10.0.0.0/8']), undefined)).toBe(false);
+    expect(isAllowed(lists([], []), 'not-an-ip')).toBe(true);
+  });
+
+  test('IPv6 forms are read as one address: ::, an IPv4 tail, a zone id', () => {
+    expect(parseAddress('2001:db8::1')).toEqual(parseAddress('2001:0db8:0:0:0:0:0:1'));
+    expect(parseAddress('::ffff:10.1.2.3')).toEqual(parseAddress('10.1.2.3'));
+    expect(parseAddress('fe80::1%eth0')).toEqual(parseAddress('fe80::1'));
+    expect(parseAddress('10.1.2')).toBeUndefined();
+  });
+
+  test.each(['10.0.0.0/33', '2001:db8::/129', '10.0.0.0/8/1', 'example.com', '10.0.0.0/x'])(
+    'ALLOW_LIST=%s stops start-up naming the variable',
+    (entry) => {
+      const problems = configProblems(() =>
+        parseConfig(
+          { logger: silentLogger },
+          {
+            FLAGS_URL: 'http://u/api',
+            FLAGS_API_TOKEN: 't',
+            FLAGS_PROXY_CLIENT_KEYS: 'k',
+            ALLOW_LIST: entry,
+          },
+        ),
+      );
+      expect(problems.join('\n')).toContain(`Invalid ALLOW_LIST="${entry}": entry "${entry}" must be a CIDR`);
+    },
+  );
+});
+
+describe('ALLOW_LIST and DENY_LIST (the built program)', () => {
+  let upstream: TestUpstream;
+  let program: Program | undefined;
+
+  beforeAll(assertBuilt);
+  beforeEach(async () => {
+    upstream = await new TestUpstream(sampleFeatures()).start();
+  });
+  afterEach(async () => {
+    await program?.kill();
+    program = undefined;
+    await upstream.stop();
+  });
+
+  async function start(env: Record<string, string>): Promise<string> {
+    const port = await freePort();
+    program = startProgram({
+      FLAGS_URL: upstream.url,
+      FLAGS_API_TOKEN: upstream.token,
+      FLAGS_PROXY_CLIENT_KEYS: KEY,
+      PORT: String(port),
+      ...env,
+    });
+    return `http://127.0.0.1:${port}`;
+  }
+
+  const asKey = { authorization: KEY };
+
+  test('a client in DENY_LIST gets 403 on every path, before readiness, CORS and keys', async () => {
+    const base = await start({ DENY_LIST: '127.0.0.0/8,::1/128' });
+    await waitForStatus(program as Program, `${base}/proxy`, 403, { headers: asKey });
+    const refused = await request(`${base}/proxy/health`);
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.body)).toMatchObject({ name: 'NoAccessError' });
+    expect(
+      (await request(`${base}/proxy`, { method: 'OPTIONS', headers: { origin: 'https://a.example' } }))
+        .status,
+    ).toBe(403);
+    expect((await request(`${base}/api/frontend`)).status).toBe(403);
+  });
+
+  test('a client outside ALLOW_LIST gets 403; inside it is served', async () => {
+    const outside = await start({ ALLOW_LIST: '10.0.0.0/8' });
+    await waitForStatus(program as Program, `${outside}/proxy/health`, 403);
+    expect((await request(`${outside}/proxy`, { headers: asKey })).status).toBe(403);
+    await program?.kill();
+
+    const inside = await start({ ALLOW_LIST: '10.0.0.0/8,127.0.0.0/8' });
+    await waitForStatus(program as Program, `${inside}/proxy`, 200, { headers: asKey });
+  });
+
+  test('with TRUST_PROXY the lists apply to the address X-Forwarded-For gives, IPv4 and IPv6', async () => {
+    const base = await start({ TRUST_PROXY: 'true', DENY_LIST: '203.0.113.0/24,2001:db8::/32' });
+    const from = (address: string) => ({ ...asKey, 'x-forwarded-for': address });
+    await waitForStatus(program as Program, `${base}/proxy`, 200, { headers: from('198.51.100.7') });
+    expect((await request(`${base}/proxy`, { headers: from('203.0.113.9') })).status).toBe(403);
+    expect((await request(`${base}/proxy`, { headers: from('2001:db8::42') })).status).toBe(403);
+    expect((await request(`${base}/proxy`, { headers: from('2001:db9::42') })).status).toBe(200);
+    // a header that is not an address never slips past a list
+    expect((await request(`${base}/proxy`, { headers: from('not-an-address') })).status).toBe(403);
+  });
+
+  test('without TRUST_PROXY X-Forwarded-For is ignored: the socket address decides', async () => {
+    const base = await start({ DENY_LIST: '203.0.113.0/24' });
+    const spoofed = { ...asKey, 'x-forwarded-for': '203.0.113.9' };
+    await waitForStatus(program as Program, `${base}/proxy`, 200, { headers: spoofed });
+  });
+});
