@@ -24,6 +24,10 @@ import { installPostLane } from './evaluation/post-lane';
 import { evaluationRouter } from './evaluation/router';
 import { frontendFeatureRouter } from './frontend-api/feature-router';
 import { healthRouter } from './health/router';
+import { backstageRouter } from './backstage/router';
+import { knownTokenSources } from './backstage/known-tokens';
+import { bulkMetricsRouter } from './edge-api/bulk-metrics';
+import { edgeValidateRouter } from './edge-api/validate-router';
 import type { OfrepScope } from './ofrep/bulk-answer';
 import { installOfrepBulkLane } from './ofrep/bulk-lane';
 import type { ChangeStreams } from './ofrep/event-stream';
@@ -186,6 +190,18 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   app.use(...everyResponse, ...bodyResponse);
   if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
   app.use(proxyPath, healthRouter(environments));
+  // Unleash Edge's internal backstage and chain endpoint (see backstage/ and edge-api/).
+  app.use(
+    `${config.proxyBasePath}/internal-backstage`,
+    backstageRouter({
+      environments,
+      metrics,
+      keys,
+      tokens: knownTokenSources(config, validator),
+      switches: config,
+    }),
+  );
+  app.use(config.proxyBasePath || '/', edgeValidateRouter(keys));
   app.use([...clientPaths, `${config.proxyBasePath}/api/client`], requireReady(environments));
   // These authenticate by themselves: server-side SDK tokens are accepted there. They read the
   // first environment, which answers 503 while it is not served (another one may be).
@@ -232,6 +248,10 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   // The client API for backend SDKs (Unleash Edge's): client tokens, limited to their projects.
   const clientApiPath = `${config.proxyBasePath}/api`;
   const clientApiAuth = requireScope(clientToken);
+  app.use(
+    clientApiPath,
+    bulkMetricsRouter({ usageOf, auth: clientApiAuth, maxBodySize: config.maxBodySize }),
+  );
   app.use(
     clientApiPath,
     serverSdkRouter({

@@ -189,5 +189,9 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     expCustomEnrichers: get('expCustomEnrichers'),
     upstreamTokenValidation: validates,
     tokenRevalidateInterval: get('tokenRevalidateInterval'),
+    disableMetricsEndpoint: get('disableMetricsEndpoint'),
+    disableMetricsBatchEndpoint: get('disableMetricsBatchEndpoint'),
+    disableTokensEndpoint: get('disableTokensEndpoint'),
+    disableFeaturesEndpoint: get('disableFeaturesEndpoint'),
   };
 }

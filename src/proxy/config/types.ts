@@ -71,6 +71,11 @@ export interface ProxyOptions {
   upstreamTokenValidation?: boolean;
   /** ms between revalidations of accepted tokens; also how long a refusal is remembered. */
   tokenRevalidateInterval?: number;
+  /** Unleash Edge's switches of the internal backstage (`DISABLE_*_ENDPOINT`). */
+  disableMetricsEndpoint?: boolean;
+  disableMetricsBatchEndpoint?: boolean;
+  disableTokensEndpoint?: boolean;
+  disableFeaturesEndpoint?: boolean;
   /** Paths of JavaScript files exporting enricher lists, or enricher functions. */
   expCustomEnrichers?: Array<string | ContextEnricher> | string;
   /** The reference Unleash proxy's name of `flagsUrl`; `flagsUrl` wins when both are given. */
@@ -136,4 +141,8 @@ export interface ProxyConfig {
   expCustomEnrichers: Array<string | ContextEnricher>;
   upstreamTokenValidation: boolean;
   tokenRevalidateInterval: number;
+  disableMetricsEndpoint: boolean;
+  disableMetricsBatchEndpoint: boolean;
+  disableTokensEndpoint: boolean;
+  disableFeaturesEndpoint: boolean;
 }
