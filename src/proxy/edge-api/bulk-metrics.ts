@@ -52,7 +52,12 @@ export function bulkToBuckets(
 ): { buckets: ClientMetricsPayload[]; registrations: ClientRegistrationPayload[] } {
   const groups = new Map<string, Group>();
   (body.metrics ?? []).forEach((entry, i) => {
-    if (environment !== undefined && entry.environment != null && entry.environment !== environment) return;
+    if (
+      environment !== undefined &&
+      typeof entry.environment === 'string' &&
+      entry.environment !== environment
+    )
+      return;
     const counts = parse(toggleCountsSchema, entry, `metrics.${i}`);
     const key = JSON.stringify([entry.appName, entry.environment ?? null]);
     let group = groups.get(key);

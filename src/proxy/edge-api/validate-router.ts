@@ -2,6 +2,7 @@ import { Router, type Response } from 'express';
 import { ValidationError } from '../../common/errors/http-errors';
 import { jsonBody } from '../../common/http/json-body';
 import { describeIssues } from '../context/schemas';
+import type { ScopeServing } from '../environments/environment';
 import type { KeyKind, KeyScopes } from '../environments/key-scopes';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 import { clientGone, retryAfter, ValidationUnavailable } from '../token-validation/validation-unavailable';
@@ -9,20 +10,31 @@ import { EDGE_VALIDATE_BODY_LIMIT, validateTokensSchema, type ValidatedEdgeToken
 
 const KINDS: readonly KeyKind[] = ['frontend', 'client'];
 
-/** What this instance says of one token: confirmed, refused (undefined), or not known now (503). */
+const confirmation = (token: string, kind: KeyKind, serving: ScopeServing): ValidatedEdgeToken => {
+  const { environment, projects } = serving.scope;
+  return { token, type: kind, environment, projects, status: 'Validated' };
+};
+
+/**
+ * What this instance says of one token: confirmed, refused (undefined), or not known now (503).
+ * What is known without asking (configured here, remembered) is answered first, so a configured
+ * token is never sent upstream.
+ */
 async function verdictOf(
   keys: KeyScopes,
   token: string,
   res: Response,
 ): Promise<ValidatedEdgeToken | undefined | ValidationUnavailable> {
+  const unknownKinds: KeyKind[] = [];
   for (const kind of KINDS) {
     const known = keys.known(token, kind);
-    const serving = known === undefined ? await keys.resolve(token, kind, () => clientGone(res)) : known;
+    if (known) return confirmation(token, kind, known);
+    if (known === undefined) unknownKinds.push(kind);
+  }
+  for (const kind of unknownKinds) {
+    const serving = await keys.resolve(token, kind, () => clientGone(res));
     if (serving instanceof ValidationUnavailable) return serving;
-    if (serving) {
-      const { environment, projects } = serving.scope;
-      return { token, type: kind, environment, projects, status: 'Validated' };
-    }
+    if (serving) return confirmation(token, kind, serving);
   }
   return undefined;
 }
