@@ -1,4 +1,6 @@
+import { silentLogger } from '../../src/common/logging/logger';
 import type { ProxyApp } from '../../src/proxy/app';
+import { parseConfig } from '../../src/proxy/config/parse-config';
 import type { ProxyOptions } from '../../src/proxy/config/types';
 import { LoopbackServers } from '../support/listen';
 import { proxyFor, waitFor } from '../support/proxy';
@@ -199,27 +201,26 @@ test('each DISABLE_*_ENDPOINT switch takes its endpoint away (404) while health 
   expect((await get(`${url}/internal-backstage/ready`)).status).toBe(200);
 });
 
-test('the switches are read from Edge’s variable names', async () => {
-  const app = proxyFor(upstream, { flagsApiToken: UPSTREAM, clientKeys: [FRONTEND_KEY] });
-  apps.push(app);
-  expect(app.proxyConfig.disableTokensEndpoint).toBe(false);
-  const { createApp } = await import('../../src/proxy/app');
-  const switched = createApp(
-    {
-      flagsUrl: upstream.url,
-      flagsApiToken: UPSTREAM,
-      clientKeys: [FRONTEND_KEY],
-      logger: app.proxyConfig.logger,
-    },
-    {
-      DISABLE_METRICS_ENDPOINT: 'true',
-      DISABLE_METRICS_BATCH_ENDPOINT: 'true',
-      DISABLE_TOKENS_ENDPOINT: 'true',
-      DISABLE_FEATURES_ENDPOINT: 'true',
-    },
-  );
-  apps.push(switched);
-  expect(switched.proxyConfig).toMatchObject({
+test('the switches are read from Edge’s variable names', () => {
+  const base = {
+    flagsUrl: upstream.url,
+    flagsApiToken: UPSTREAM,
+    clientKeys: [FRONTEND_KEY],
+    logger: silentLogger,
+  };
+  expect(parseConfig(base, {})).toMatchObject({
+    disableMetricsEndpoint: false,
+    disableMetricsBatchEndpoint: false,
+    disableTokensEndpoint: false,
+    disableFeaturesEndpoint: false,
+  });
+  const switched = parseConfig(base, {
+    DISABLE_METRICS_ENDPOINT: 'true',
+    DISABLE_METRICS_BATCH_ENDPOINT: 'true',
+    DISABLE_TOKENS_ENDPOINT: 'true',
+    DISABLE_FEATURES_ENDPOINT: 'true',
+  });
+  expect(switched).toMatchObject({
     disableMetricsEndpoint: true,
     disableMetricsBatchEndpoint: true,
     disableTokensEndpoint: true,
