@@ -184,14 +184,19 @@ test('features answers a client token with the definitions its projects may read
   expect(allBody.development.features.map((f) => f.name).sort()).toEqual(['open-flag', 'shop-flag']);
 });
 
-test('each DISABLE_*_ENDPOINT switch takes its endpoint away (404) while health and ready stay', async () => {
+test('each DISABLE_*_ENDPOINT switch takes its endpoint away (404, and out of the OpenAPI description) while health and ready stay', async () => {
   const { app, url } = await serve({
     disableMetricsEndpoint: true,
     disableMetricsBatchEndpoint: true,
     disableTokensEndpoint: true,
     disableFeaturesEndpoint: true,
+    enableOAS: true,
   });
   await app.whenReady();
+  const described = Object.keys(
+    ((await (await get(`${url}/docs/openapi.json`)).json()) as { paths: Record<string, unknown> }).paths,
+  ).filter((p) => p.startsWith('/internal-backstage/'));
+  expect(described.sort()).toEqual(['/internal-backstage/health', '/internal-backstage/ready']);
   for (const path of ['metrics', 'metricsbatch', 'tokens', 'features'])
     expect([
       path,
