@@ -13,6 +13,7 @@ const UPSTREAM = '*:development.upstream-secret-0123456789abcdef';
 const FRONTEND_KEY = '*:development.frontend-key-0123456789abcdef';
 const SHOP_CLIENT = 'shop:development.shop-client-0123456789abcdef';
 const VALIDATED_FRONTEND = '*:development.validated-frontend-0123456789abcdef';
+const BACKEND = 'default:development.backend-typed-0123456789abcdef';
 const PAYLOAD: FeaturesPayload = {
   version: 2,
   features: [
@@ -28,6 +29,7 @@ const servers = new LoopbackServers();
 beforeEach(async () => {
   upstream = await new TestUpstream(PAYLOAD, UPSTREAM).start();
   upstream.knownTokens.set(SHOP_CLIENT, { type: 'client', environment: 'development', projects: ['shop'] });
+  upstream.knownTokens.set(BACKEND, { type: 'backend', environment: 'development', projects: ['default'] });
   upstream.knownTokens.set(VALIDATED_FRONTEND, {
     type: 'frontend',
     environment: 'development',
@@ -85,10 +87,12 @@ test('tokens lists the upstream token, the configured and the upstream-validated
   expect(
     (await get(`${url}/api/frontend`, { Authorization: '*:development.made-up-000000000000' })).status,
   ).toBe(401);
+  // a client token the upstream calls `backend` (Unleash 8, Edge), used on the client API
+  expect((await get(`${url}/api/client/features`, { Authorization: BACKEND })).status).toBe(200);
   const res = await get(`${url}/internal-backstage/tokens`);
   expect(res.status).toBe(200);
   const text = await res.text();
-  for (const secret of [UPSTREAM, FRONTEND_KEY, VALIDATED_FRONTEND])
+  for (const secret of [UPSTREAM, FRONTEND_KEY, VALIDATED_FRONTEND, BACKEND])
     expect(text).not.toContain(secret.slice(secret.indexOf('.') + 1));
   expect(JSON.parse(text)).toEqual({
     tokenRefreshes: [
@@ -122,6 +126,13 @@ test('tokens lists the upstream token, the configured and the upstream-validated
         type: 'frontend',
         environment: 'development',
         projects: ['*'],
+        status: 'Validated',
+      },
+      {
+        token: 'default:development.backen****abcdef',
+        type: 'client',
+        environment: 'development',
+        projects: ['default'],
         status: 'Validated',
       },
     ],

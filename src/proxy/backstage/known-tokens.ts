@@ -105,17 +105,22 @@ export function knownTokens(source: KnownTokensSource): TokenInfo {
       failure_count: env.features.stats.fetchErrors,
     };
   });
-  const validated = (validator?.acceptedTokens() ?? [])
-    .filter(
-      (t): t is typeof t & { type: ListedToken['type'] } => t.type === 'frontend' || t.type === 'client',
-    )
-    .map((t): ListedToken => ({
-      token: anonymiseToken(t.token),
-      type: t.type,
-      environment: t.environment ?? null,
-      projects: t.projects,
-      status: 'Validated',
-    }));
+  // only the types the key step serves (`backend` is Unleash 8's and Edge's word for `client`)
+  const listedType = (type: string): ListedToken['type'] | undefined =>
+    type === 'frontend' ? 'frontend' : type === 'client' || type === 'backend' ? 'client' : undefined;
+  const validated = (validator?.acceptedTokens() ?? []).flatMap((t): ListedToken[] => {
+    const type = listedType(t.type);
+    if (type === undefined) return [];
+    return [
+      {
+        token: anonymiseToken(t.token),
+        type,
+        environment: t.environment ?? null,
+        projects: t.projects,
+        status: 'Validated',
+      },
+    ];
+  });
   return {
     tokenRefreshes,
     tokenValidationStatus: [
