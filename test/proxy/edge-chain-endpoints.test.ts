@@ -262,3 +262,24 @@ test('bulk metrics need a client token (401) and are refused whole when an entry
   await app.clientUsage.forwarder.flush();
   expect(upstream.posted('/api/client/metrics')).toEqual([]);
 });
+
+test('a flood of junk tokens through /edge/validate reaches the upstream only in bounded batches, and a real token is still confirmed after it', async () => {
+  const { url } = await serve();
+  const junk = (r: number, i: number) => `*:development.junk-${r}-${i}-${'x'.repeat(300)}`;
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, (_, r) =>
+      postJson(`${url}/edge/validate`, { tokens: Array.from({ length: 250 }, (_, i) => junk(r, i)) }),
+    ),
+  );
+  for (const answer of answers) {
+    expect([200, 503]).toContain(answer.status);
+    const body = (await answer.json()) as { tokens?: unknown[] };
+    if (answer.status === 200) expect(body.tokens).toEqual([]);
+  }
+  for (const call of upstream.validationCalls()) expect(call.length).toBeLessThanOrEqual(200);
+  for (const size of upstream.validateBodySizes) expect(size).toBeLessThanOrEqual(96 * 1024);
+  await waitFor(async () => {
+    const res = await postJson(`${url}/edge/validate`, { tokens: [FRONTEND] });
+    return res.status === 200 && ((await res.json()) as { tokens: unknown[] }).tokens.length === 1;
+  });
+});
