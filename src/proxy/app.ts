@@ -25,7 +25,6 @@ import { evaluationRouter } from './evaluation/router';
 import { frontendFeatureRouter } from './frontend-api/feature-router';
 import { healthRouter } from './health/router';
 import { backstageRouter } from './backstage/router';
-import { knownTokenSources } from './backstage/known-tokens';
 import { bulkMetricsRouter } from './edge-api/bulk-metrics';
 import { edgeValidateRouter } from './edge-api/validate-router';
 import type { OfrepScope } from './ofrep/bulk-answer';
@@ -191,16 +190,8 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
   app.use(proxyPath, healthRouter(environments));
   // Unleash Edge's internal backstage and chain endpoint (see backstage/ and edge-api/).
-  app.use(
-    `${config.proxyBasePath}/internal-backstage`,
-    backstageRouter({
-      environments,
-      metrics,
-      keys,
-      tokens: knownTokenSources(config, validator),
-      switches: config,
-    }),
-  );
+  const backstage = backstageRouter({ config, environments, metrics, keys, validator });
+  app.use(`${config.proxyBasePath}/internal-backstage`, backstage);
   app.use(config.proxyBasePath || '/', edgeValidateRouter(keys));
   app.use([...clientPaths, `${config.proxyBasePath}/api/client`], requireReady(environments));
   // These authenticate by themselves: server-side SDK tokens are accepted there. They read the
@@ -248,10 +239,8 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   // The client API for backend SDKs (Unleash Edge's): client tokens, limited to their projects.
   const clientApiPath = `${config.proxyBasePath}/api`;
   const clientApiAuth = requireScope(clientToken);
-  app.use(
-    clientApiPath,
-    bulkMetricsRouter({ usageOf, auth: clientApiAuth, maxBodySize: config.maxBodySize }),
-  );
+  const bulkMetrics = bulkMetricsRouter({ usageOf, auth: clientApiAuth, maxBodySize: config.maxBodySize });
+  app.use(clientApiPath, bulkMetrics);
   app.use(
     clientApiPath,
     serverSdkRouter({

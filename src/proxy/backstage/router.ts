@@ -6,7 +6,9 @@ import type { EnvironmentRegistry } from '../environments/registry';
 import { environmentRefused, resolveRequestKey, scopeOf } from '../environments/require-scope';
 import type { ProxyMetrics } from '../prometheus/proxy-metrics';
 import { clientGone, retryAfter, ValidationUnavailable } from '../token-validation/validation-unavailable';
-import { knownTokens, type KnownTokensSource } from './known-tokens';
+import type { ProxyConfig } from '../config/types';
+import type { TokenValidator } from '../token-validation/token-validator';
+import { knownTokenSources, knownTokens } from './known-tokens';
 import { metricsBatch } from './metrics-batch';
 
 /** Unleash Edge's `DISABLE_*_ENDPOINT` switches; `health` and `ready` are always served. */
@@ -18,11 +20,11 @@ export interface BackstageSwitches {
 }
 
 export interface BackstageOptions {
+  config: Pick<ProxyConfig, 'flagsApiTokens' | 'clientKeys' | 'expServerSideSdkConfig'> & BackstageSwitches;
   environments: EnvironmentRegistry;
   metrics: ProxyMetrics;
   keys: KeyScopes;
-  tokens: Omit<KnownTokensSource, 'environments'>;
-  switches: BackstageSwitches;
+  validator: TokenValidator | undefined;
 }
 
 /** Edge's body of a ready check that fails (`EdgeError::NotReady`). */
@@ -70,7 +72,8 @@ function clientTokenOnly(keys: KeyScopes): RequestHandler {
  */
 export function backstageRouter(opts: BackstageOptions): Router {
   const router = Router();
-  const { environments, switches } = opts;
+  const { environments, config: switches } = opts;
+  const tokens = knownTokenSources(opts.config, opts.validator);
   router.get('/health', (_req, res) => {
     res.status(200).json({ status: 'OK' });
   });
@@ -93,7 +96,7 @@ export function backstageRouter(opts: BackstageOptions): Router {
   }
   if (!switches.disableTokensEndpoint) {
     router.get('/tokens', (_req, res) => {
-      res.status(200).json(knownTokens({ environments, ...opts.tokens }));
+      res.status(200).json(knownTokens({ environments, ...tokens }));
     });
   }
   if (!switches.disableMetricsBatchEndpoint) {
