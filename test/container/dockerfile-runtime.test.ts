@@ -7,8 +7,8 @@
  * that manifest called. A file the program needs that the Dockerfile does not copy makes it fail.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { chmod, cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { EXAMPLE_FEATURES_FILE, type RunningFlagServer } from '../../src/server';
@@ -33,6 +33,33 @@ function nonRootWrapper(): string[] | undefined {
   return ['setpriv', `--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, '--clear-groups', '--'];
 }
 
+/** What npm prints when the registry cannot be reached (not a lockfile or package problem). */
+const OFFLINE = /ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNREFUSED|ECONNRESET|ENETUNREACH/;
+
+/**
+ * Without the registry: the packages `npm ls --omit=dev` lists in this worktree's node_modules,
+ * copied to the same places under `app` (what `npm ci --omit=dev` would install from the lockfile).
+ */
+async function copyProductionDependencies(app: string): Promise<void> {
+  const listed = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  const modules = realpathSync(path.join(ROOT, 'node_modules'));
+  const packages = listed.stdout
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && realpathSync(line).startsWith(`${modules}${path.sep}`));
+  for (const dir of packages) {
+    const relative = path.relative(modules, realpathSync(dir));
+    await cp(dir, path.join(app, 'node_modules', relative), {
+      recursive: true,
+      // nested node_modules are listed (and copied) on their own
+      filter: (src) => !path.relative(dir, src).split(path.sep).includes('node_modules'),
+    });
+  }
+}
+
 let app: string;
 let flagServer: RunningFlagServer;
 let proxy: BuiltProxy | undefined;
@@ -49,17 +76,22 @@ beforeAll(async () => {
   for (const step of stage.steps) {
     if (step.kind === 'run') {
       // a private npm cache: `npm cache clean --force` of the RUN line must not touch anyone else's
-      await runShell(
-        step.command,
-        app,
-        {
-          PATH: process.env.PATH ?? '',
-          HOME: folder,
-          npm_config_cache: path.join(folder, '.npm-cache'),
-          ...stage.env,
-        },
-        240_000,
-      );
+      const runEnv = {
+        PATH: process.env.PATH ?? '',
+        HOME: folder,
+        npm_config_cache: path.join(folder, '.npm-cache'),
+        ...stage.env,
+      };
+      try {
+        await runShell(step.command, app, runEnv, 240_000);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        if (!/\bnpm ci\b/.test(step.command) || !OFFLINE.test(message)) throw err;
+        console.warn(
+          `the npm registry is unreachable: production dependencies copied from this worktree instead\n${message}`,
+        );
+        await copyProductionDependencies(app);
+      }
       continue;
     }
     const dest = path.resolve(app, step.dest);
