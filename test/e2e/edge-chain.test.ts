@@ -84,6 +84,15 @@ test('a frontend token the flags-server knows is accepted at the edge of the cha
   );
   expect(listed.invalidTokenCount).toBe(1);
   expect(edge.output() + top.output()).not.toContain('chain-frontend-token');
+  // many unknown tokens in one request wait on one signal of the client going, without a leak warning
+  const many = Array.from({ length: 40 }, (_, i) => `*:development.made-up-${i}-0123456789`);
+  const manyAnswer = await fetch(`${top.origin}/edge/validate`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tokens: many }),
+  });
+  expect(await manyAnswer.json()).toEqual({ tokens: [] });
+  expect(top.output()).not.toContain('MaxListenersExceededWarning');
 });
 
 test('usage a frontend SDK reports at the edge of the chain arrives in the flags-server', async () => {

@@ -1,4 +1,5 @@
-import { Router, type Response } from 'express';
+import { setMaxListeners } from 'node:events';
+import { Router } from 'express';
 import { ValidationError } from '../../common/errors/http-errors';
 import { jsonBody } from '../../common/http/json-body';
 import { describeIssues } from '../context/schemas';
@@ -6,7 +7,12 @@ import type { ScopeServing } from '../environments/environment';
 import type { KeyKind, KeyScopes } from '../environments/key-scopes';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 import { clientGone, retryAfter, ValidationUnavailable } from '../token-validation/validation-unavailable';
-import { EDGE_VALIDATE_BODY_LIMIT, validateTokensSchema, type ValidatedEdgeToken } from './schemas';
+import {
+  EDGE_VALIDATE_BODY_LIMIT,
+  MAX_TOKENS_PER_VALIDATION,
+  validateTokensSchema,
+  type ValidatedEdgeToken,
+} from './schemas';
 
 const KINDS: readonly KeyKind[] = ['frontend', 'client'];
 
@@ -23,7 +29,7 @@ const confirmation = (token: string, kind: KeyKind, serving: ScopeServing): Vali
 async function verdictOf(
   keys: KeyScopes,
   token: string,
-  res: Response,
+  gone: () => AbortSignal,
 ): Promise<ValidatedEdgeToken | undefined | ValidationUnavailable> {
   const unknownKinds: KeyKind[] = [];
   for (const kind of KINDS) {
@@ -32,7 +38,7 @@ async function verdictOf(
     if (known === undefined) unknownKinds.push(kind);
   }
   for (const kind of unknownKinds) {
-    const serving = await keys.resolve(token, kind, () => clientGone(res));
+    const serving = await keys.resolve(token, kind, gone);
     if (serving instanceof ValidationUnavailable) return serving;
     if (serving) return confirmation(token, kind, serving);
   }
@@ -57,7 +63,17 @@ export function edgeValidateRouter(keys: KeyScopes): Router {
       return;
     }
     const tokens = [...new Set(parsed.data.tokens)].filter((t) => parseUnleashToken(t) !== undefined);
-    const verdicts = await Promise.all(tokens.map((t) => verdictOf(keys, t, res)));
+    // one signal of the client going for every token it waits for: one listener on the response,
+    // and one per waiting token on the signal (up to the request's token limit)
+    let signal: AbortSignal | undefined;
+    const gone = (): AbortSignal => {
+      if (signal === undefined) {
+        signal = clientGone(res);
+        setMaxListeners(MAX_TOKENS_PER_VALIDATION + 1, signal);
+      }
+      return signal;
+    };
+    const verdicts = await Promise.all(tokens.map((t) => verdictOf(keys, t, gone)));
     const unavailable = verdicts.find((v): v is ValidationUnavailable => v instanceof ValidationUnavailable);
     if (unavailable) {
       next(retryAfter(res, unavailable));
