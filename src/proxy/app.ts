@@ -29,6 +29,9 @@ import { EnvironmentRegistry } from './environments/registry';
 import type { Environment, ScopeServing } from './environments/environment';
 import { environmentRefused, requireScope, scopeOf } from './environments/require-scope';
 import { healthRouter } from './health/router';
+import { backstageRouter } from './backstage/router';
+import { bulkMetricsRouter } from './edge-api/bulk-metrics';
+import { edgeValidateRouter } from './edge-api/validate-router';
 import type { OfrepScope } from './ofrep/bulk-answer';
 import type { ChangeStreams } from './ofrep/event-stream';
 import { ofrepRoutes } from './ofrep/router';
@@ -265,6 +268,10 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   app.use(requestMetrics.middleware, cors, ...bodyResponse);
   if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
   app.use(proxyPath, healthRouter(environments));
+  // Unleash Edge's internal backstage and chain endpoint (see backstage/ and edge-api/).
+  const backstage = backstageRouter({ config, environments, metrics, keys, validator });
+  app.use(`${config.proxyBasePath}/internal-backstage`, backstage);
+  app.use(config.proxyBasePath || '/', edgeValidateRouter(keys));
   app.use([...clientPaths, `${config.proxyBasePath}/api/client`], requireReady(environments));
   // These authenticate by themselves: server-side SDK tokens are accepted there. They read the
   // first environment, which answers 503 while it is not served (another one may be).
@@ -304,6 +311,8 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   // The client API for backend SDKs (Unleash Edge's): client tokens, limited to their projects.
   const clientApiPath = `${config.proxyBasePath}/api`;
   const clientApiAuth = requireScope(clientToken);
+  const bulkMetrics = bulkMetricsRouter({ usageOf, auth: clientApiAuth, maxBodySize: config.maxBodySize });
+  app.use(clientApiPath, bulkMetrics);
   app.use(
     clientApiPath,
     serverSdkRouter({

@@ -64,6 +64,11 @@ export class PendingRegistrations {
     return all;
   }
 
+  /** The registrations waiting, without draining them. */
+  list(): readonly Registration[] {
+    return [...this.pending.values()];
+  }
+
   get size(): number {
     return this.pending.size;
   }

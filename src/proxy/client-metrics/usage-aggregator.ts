@@ -53,6 +53,16 @@ export type DropReason =
   | 'metrics_undeliverable'
   | 'registration_undeliverable';
 
+/** One app's pending usage as `/internal-backstage/metricsbatch` shows it. */
+export interface PendingAppUsage {
+  appName: string;
+  environment: string | undefined;
+  /** Distinct toggles counted. */
+  toggles: number;
+  yes: number;
+  no: number;
+}
+
 export interface AggregateSize {
   apps: number;
   toggles: number;
@@ -184,6 +194,19 @@ export class UsageAggregator {
     this.toggleEntries = 0;
     this.variantEntries = 0;
     return buckets;
+  }
+
+  /** What is pending, per app: its name, environment, toggle count and summed counts (no toggle names). */
+  pending(): PendingAppUsage[] {
+    return [...this.apps.values()].map((app) => {
+      let yes = 0;
+      let no = 0;
+      for (const counts of app.toggles.values()) {
+        yes = add(yes, counts.yes);
+        no = add(no, counts.no);
+      }
+      return { appName: app.appName, environment: app.environment, toggles: app.toggles.size, yes, no };
+    });
   }
 
   /** Number of entries held: what the memory of the aggregate is proportional to. */

@@ -307,5 +307,9 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     upstreamTls: { caFile: get('upstreamCertificateFile'), identity },
     customClientHeaders,
     upstreamRequestTimeout: timeoutSeconds === undefined ? undefined : timeoutSeconds * 1000,
+    disableMetricsEndpoint: get('disableMetricsEndpoint'),
+    disableMetricsBatchEndpoint: get('disableMetricsBatchEndpoint'),
+    disableTokensEndpoint: get('disableTokensEndpoint'),
+    disableFeaturesEndpoint: get('disableFeaturesEndpoint'),
   };
 }

@@ -82,6 +82,11 @@ export interface ProxyOptions {
   upstreamTokenValidation?: boolean;
   /** ms between revalidations of accepted tokens; also how long a refusal is remembered. */
   tokenRevalidateInterval?: number;
+  /** Unleash Edge's switches of the internal backstage (`DISABLE_*_ENDPOINT`). */
+  disableMetricsEndpoint?: boolean;
+  disableMetricsBatchEndpoint?: boolean;
+  disableTokensEndpoint?: boolean;
+  disableFeaturesEndpoint?: boolean;
   /** Paths of JavaScript files exporting enricher lists, or enricher functions. */
   expCustomEnrichers?: Array<string | ContextEnricher> | string;
   /** Unleash Edge's intervals in seconds; `refreshInterval`, `metricsInterval`, `tokenRevalidateInterval` win. */
@@ -207,6 +212,10 @@ export interface ProxyConfig {
   customClientHeaders: Record<string, string>;
   /** ms each upstream request may take; undefined: each request's own default. */
   upstreamRequestTimeout: number | undefined;
+  disableMetricsEndpoint: boolean;
+  disableMetricsBatchEndpoint: boolean;
+  disableTokensEndpoint: boolean;
+  disableFeaturesEndpoint: boolean;
 }
 
 export interface TlsServing {

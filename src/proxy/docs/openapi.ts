@@ -16,6 +16,9 @@ import { clientMetricsSchema, clientRegistrationSchema } from '../client-metrics
 import type { ProxyConfig } from '../config/types';
 import { ROOT_FIELDS } from '../context/build-context';
 import { contextSchema, proxyBodySchema } from '../context/schemas';
+import { backstagePaths } from '../backstage/openapi';
+import type { BackstageSwitches } from '../backstage/router';
+import { EDGE_COMPONENT_SCHEMAS, EDGE_SECURITY_SCHEMES, edgePaths } from '../edge-api/openapi';
 import { OFREP_COMPONENT_SCHEMAS, OFREP_SECURITY_SCHEMES, ofrepPaths } from '../ofrep/openapi';
 import { varyHeader } from './response-headers';
 import { clientFeaturesSchema } from '../upstream/definitions-schema';
@@ -54,6 +57,7 @@ const COMPONENT_SCHEMAS: Array<[string, z.ZodType]> = [
   ['ClientRegistration', clientRegistrationSchema],
   ['ClientFeatures', clientFeaturesSchema],
   ...OFREP_COMPONENT_SCHEMAS,
+  ...EDGE_COMPONENT_SCHEMAS,
 ];
 
 const CONTEXT_FIELDS: Record<(typeof ROOT_FIELDS)[number], string> = {
@@ -283,7 +287,8 @@ function aliasOf(item: PathItemObject, suffix: string, of: string): PathItemObje
  * configured base path, so "try it" works behind a base path without doubling it.
  */
 export function buildOpenApi(
-  config: Pick<ProxyConfig, 'proxyBasePath' | 'clientKeysHeaderName' | 'keyVary'>,
+  config: Pick<ProxyConfig, 'proxyBasePath' | 'clientKeysHeaderName' | 'keyVary'> &
+    Partial<BackstageSwitches>,
 ): OpenAPIObject {
   const builder = OpenApiBuilder.create()
     .addOpenApiVersion('3.1.0')
@@ -312,7 +317,7 @@ export function buildOpenApi(
     .addTag({ name: 'Client SDKs', description: 'Endpoints SDKs use besides evaluation' })
     .addTag({ name: 'Operations', description: 'Health and metrics' })
     .addTag({ name: 'OpenFeature (OFREP)', description: 'OpenFeature Remote Evaluation Protocol' });
-  for (const [name, scheme] of Object.entries(OFREP_SECURITY_SCHEMES))
+  for (const [name, scheme] of Object.entries({ ...OFREP_SECURITY_SCHEMES, ...EDGE_SECURITY_SCHEMES }))
     builder.addSecurityScheme(name, scheme);
 
   for (const [id, schema] of Object.entries(componentSchemas())) builder.addSchema(id, schema);
@@ -379,6 +384,8 @@ export function buildOpenApi(
       },
     },
     ...ofrepPaths(config.keyVary.ofrep),
+    ...backstagePaths(config),
+    ...edgePaths(),
   };
   return doc;
 }

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import type { ProxyConfig } from '../config/types';
+import type { BackstageSwitches } from '../backstage/router';
 import { buildOpenApi } from './openapi';
 
 /**
@@ -9,7 +10,8 @@ import { buildOpenApi } from './openapi';
  * description does not depend on flag definitions.
  */
 export function docsRouter(
-  config: Pick<ProxyConfig, 'proxyBasePath' | 'clientKeysHeaderName' | 'keyVary'>,
+  config: Pick<ProxyConfig, 'proxyBasePath' | 'clientKeysHeaderName' | 'keyVary'> &
+    Partial<BackstageSwitches>,
 ): Router {
   const document = buildOpenApi(config);
   const json = JSON.stringify(document);

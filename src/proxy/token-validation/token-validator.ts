@@ -149,6 +149,16 @@ export class TokenValidator {
     return this.callsInFlight;
   }
 
+  /** The tokens the upstream accepted and that are remembered now, oldest first (for `/internal-backstage/tokens`). */
+  acceptedTokens(): ValidatedToken[] {
+    return [...this.accepted.values()];
+  }
+
+  /** How many refused tokens are remembered now. */
+  get refusedCount(): number {
+    return this.refused.size;
+  }
+
   /** What is known without asking: the upstream's answer, `null` for a remembered refusal, undefined when unknown. */
   known(token: string): ValidatedToken | null | undefined {
     const accepted = this.accepted.get(token);

@@ -1,0 +1,87 @@
+import { setMaxListeners } from 'node:events';
+import { Router } from 'express';
+import { ValidationError } from '../../common/errors/http-errors';
+import { jsonBody } from '../../common/http/json-body';
+import { describeIssues } from '../context/schemas';
+import type { ScopeServing } from '../environments/environment';
+import type { KeyKind, KeyScopes } from '../environments/key-scopes';
+import { parseUnleashToken } from '../token-validation/unleash-token';
+import { clientGone, retryAfter, ValidationUnavailable } from '../token-validation/validation-unavailable';
+import {
+  EDGE_VALIDATE_BODY_LIMIT,
+  MAX_TOKENS_PER_VALIDATION,
+  validateTokensSchema,
+  type ValidatedEdgeToken,
+} from './schemas';
+
+const KINDS: readonly KeyKind[] = ['frontend', 'client'];
+
+const confirmation = (token: string, kind: KeyKind, serving: ScopeServing): ValidatedEdgeToken => {
+  const { environment, projects } = serving.scope;
+  return { token, type: kind, environment, projects, status: 'Validated' };
+};
+
+/**
+ * What this instance says of one token: confirmed, refused (undefined), or not known now (503).
+ * What is known without asking (configured here, remembered) is answered first, so a configured
+ * token is never sent upstream.
+ */
+async function verdictOf(
+  keys: KeyScopes,
+  token: string,
+  gone: () => AbortSignal,
+): Promise<ValidatedEdgeToken | undefined | ValidationUnavailable> {
+  const unknownKinds: KeyKind[] = [];
+  for (const kind of KINDS) {
+    const known = keys.known(token, kind);
+    if (known) return confirmation(token, kind, known);
+    if (known === undefined) unknownKinds.push(kind);
+  }
+  for (const kind of unknownKinds) {
+    const serving = await keys.resolve(token, kind, gone);
+    if (serving instanceof ValidationUnavailable) return serving;
+    if (serving) return confirmation(token, kind, serving);
+  }
+  return undefined;
+}
+
+/**
+ * `POST /edge/validate` at `{base}`, so an instance of ours or an Unleash Edge can use this one as
+ * its upstream: of the tokens sent (Unleash's format only, at most 250, body at most 100 KiB), those
+ * this instance would serve — configured here, or confirmed by its own upstream through the
+ * `TokenValidator` (batched, bounded, remembered) — with their type, environment and projects. A
+ * token it cannot serve (unknown, refused, an environment it holds no upstream token for) is left
+ * out; when the upstream could not be asked now the whole answer is a 503 with `Retry-After`, so
+ * the caller does not remember a refusal.
+ */
+export function edgeValidateRouter(keys: KeyScopes): Router {
+  const router = Router();
+  router.post('/edge/validate', ...jsonBody(EDGE_VALIDATE_BODY_LIMIT), async (req, res, next) => {
+    const parsed = validateTokensSchema.safeParse(req.body);
+    if (!parsed.success) {
+      next(new ValidationError(`Invalid request body: ${describeIssues(parsed.error)}`));
+      return;
+    }
+    const tokens = [...new Set(parsed.data.tokens)].filter((t) => parseUnleashToken(t) !== undefined);
+    // one signal of the client going for every token it waits for: one listener on the response,
+    // and one per waiting token on the signal (up to the request's token limit)
+    let signal: AbortSignal | undefined;
+    const gone = (): AbortSignal => {
+      if (signal === undefined) {
+        signal = clientGone(res);
+        setMaxListeners(MAX_TOKENS_PER_VALIDATION + 1, signal);
+      }
+      return signal;
+    };
+    const verdicts = await Promise.all(tokens.map((t) => verdictOf(keys, t, gone)));
+    const unavailable = verdicts.find((v): v is ValidationUnavailable => v instanceof ValidationUnavailable);
+    if (unavailable) {
+      next(retryAfter(res, unavailable));
+      return;
+    }
+    const confirmed = verdicts.filter((v): v is ValidatedEdgeToken => v !== undefined);
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(200).json({ tokens: confirmed });
+  });
+  return router;
+}

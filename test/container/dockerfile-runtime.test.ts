@@ -1,0 +1,187 @@
+/**
+ * The container path, checked where no Docker engine runs: a folder holding only what the
+ * Dockerfile's runtime stage copies, its `RUN` executed as written (`npm ci --omit=dev
+ * --ignore-scripts` against the npm registry), its `CMD` started as a non-root user (`nobody`,
+ * standing in for the image's `USER node`) with the environment of `examples/kubernetes/` (Edge's
+ * Helm names: `UPSTREAM_URL`, `TOKENS`, `PORT`), and the probes, scrape and a frontend request of
+ * that manifest called. A file the program needs that the Dockerfile does not copy makes it fail.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { chmod, cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { EXAMPLE_FEATURES_FILE, type RunningFlagServer } from '../../src/server';
+import { startBuiltProxy, type BuiltProxy } from '../support/built-proxy';
+import { freePort } from '../support/listen';
+import { waitFor } from '../support/proxy';
+import { startTestFlagServer } from '../e2e/stack';
+import { copyLikeDocker, dockerignore, runShell, runtimeStage, stageWorkdir } from './dockerfile';
+import { readKubernetesExample } from './kubernetes-example';
+
+const ROOT = path.resolve(__dirname, '../..');
+const DOCKERFILE = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+const CLIENT_TOKEN = '*:production.container-client-token-0123456789';
+const FRONTEND = '*:production.container-frontend-token-0123456789';
+const NOBODY = { uid: 65534, gid: 65534 };
+
+/** Drops to `nobody` with `setpriv` when this process may (root); undefined otherwise. */
+function nonRootWrapper(): string[] | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const probe = spawnSync('setpriv', ['--version']);
+  if (probe.status !== 0) return undefined;
+  return ['setpriv', `--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, '--clear-groups', '--'];
+}
+
+/** What npm prints when the registry cannot be reached (not a lockfile or package problem). */
+const OFFLINE = /ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNREFUSED|ECONNRESET|ENETUNREACH/;
+
+/**
+ * Without the registry: the packages `npm ls --omit=dev` lists in this worktree's node_modules,
+ * copied to the same places under `app` (what `npm ci --omit=dev` would install from the lockfile).
+ */
+async function copyProductionDependencies(app: string): Promise<void> {
+  const listed = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  const modules = realpathSync(path.join(ROOT, 'node_modules'));
+  const packages = listed.stdout
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && realpathSync(line).startsWith(`${modules}${path.sep}`));
+  for (const dir of packages) {
+    const relative = path.relative(modules, realpathSync(dir));
+    await cp(dir, path.join(app, 'node_modules', relative), {
+      recursive: true,
+      // nested node_modules are listed (and copied) on their own
+      filter: (src) => !path.relative(dir, src).split(path.sep).includes('node_modules'),
+    });
+  }
+}
+
+let app: string;
+let flagServer: RunningFlagServer;
+let proxy: BuiltProxy | undefined;
+
+beforeAll(async () => {
+  if (!existsSync(path.join(ROOT, 'dist/src/bin/flags-proxy.js')))
+    throw new Error('dist/ is missing: run npm run build first (the build stage of the Dockerfile)');
+  const stage = runtimeStage(DOCKERFILE);
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'flags-proxy-image-'));
+  await chmod(folder, 0o755);
+  app = path.join(folder, stage.workdir.replace(/^\/+/, ''));
+  await mkdir(app, { recursive: true, mode: 0o755 });
+  const keep = dockerignore(ROOT);
+  for (const step of stage.steps) {
+    if (step.kind === 'run') {
+      // a private npm cache: `npm cache clean --force` of the RUN line must not touch anyone else's
+      const runEnv = {
+        PATH: process.env.PATH ?? '',
+        HOME: folder,
+        npm_config_cache: path.join(folder, '.npm-cache'),
+        ...stage.env,
+      };
+      try {
+        await runShell(step.command, app, runEnv, 240_000);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        if (!/\bnpm ci\b/.test(step.command) || !OFFLINE.test(message)) throw err;
+        console.warn(
+          `the npm registry is unreachable: production dependencies copied from this worktree instead\n${message}`,
+        );
+        await copyProductionDependencies(app);
+      }
+      continue;
+    }
+    const dest = path.resolve(app, step.dest);
+    if (step.from !== undefined) {
+      // the build stage compiled this worktree: its WORKDIR is this worktree, whose dist/ `npm run build` made
+      const workdir = stageWorkdir(DOCKERFILE, step.from);
+      const sources = step.sources.map((s) => path.join(ROOT, path.relative(workdir, s)));
+      await copyLikeDocker(sources, step.dest.endsWith('/') ? `${dest}/` : dest, () => true);
+    } else {
+      const sources = step.sources.map((s) => path.join(ROOT, s));
+      await copyLikeDocker(sources, step.dest.endsWith('/') ? `${dest}/` : dest, (src) =>
+        keep(path.relative(ROOT, src)),
+      );
+    }
+  }
+  flagServer = await startTestFlagServer(EXAMPLE_FEATURES_FILE, {
+    featuresWatchInterval: 0,
+    clientTokens: [CLIENT_TOKEN],
+    frontendTokens: [FRONTEND],
+  });
+}, 300_000);
+
+afterAll(async () => {
+  await proxy?.stop();
+  await flagServer?.close();
+  if (app) await rm(path.dirname(app), { recursive: true, force: true });
+});
+
+test('the runtime stage holds only what it copies: no sources, no dev dependencies, no test files', () => {
+  expect(existsSync(path.join(app, 'dist/src/bin/flags-proxy.js'))).toBe(true);
+  expect(existsSync(path.join(app, 'node_modules/express'))).toBe(true);
+  for (const absent of ['src/proxy', 'test', 'node_modules/typescript', 'node_modules/jest', 'dist/test'])
+    expect([absent, existsSync(path.join(app, absent))]).toEqual([absent, false]);
+});
+
+test('started as a non-root user with the Kubernetes example’s environment, the image passes its probes, a keyless scrape and a frontend request', async () => {
+  const stage = runtimeStage(DOCKERFILE);
+  const k8s = readKubernetesExample();
+  expect(stage.user).toBeDefined();
+  expect(stage.user).not.toBe('root');
+  expect(k8s.runAsNonRoot).toBe(true);
+  // the manifest is consistent: probes, Service and scrape all reach the port the process listens on
+  const portEnv = k8s.env.find((e) => e.name === 'PORT');
+  expect(portEnv && 'value' in portEnv ? Number(portEnv.value) : undefined).toBe(k8s.containerPort);
+  expect(k8s.liveness.port).toBe(k8s.containerPort);
+  expect(k8s.readiness.port).toBe(k8s.containerPort);
+  expect(k8s.service.targetPort).toBe(k8s.containerPort);
+  expect(k8s.scrape?.port).toBe(k8s.containerPort);
+
+  // `-p <free port>:<containerPort>`: the only change to the manifest's environment, besides
+  // pointing UPSTREAM_URL at the test's flags-server and filling the Secret
+  const port = await freePort();
+  const secrets: Record<string, string> = { 'flags-proxy-tokens/TOKENS': CLIENT_TOKEN };
+  const env: Record<string, string> = { ...stage.env };
+  for (const entry of k8s.env) {
+    if ('secret' in entry) env[entry.name] = secrets[`${entry.secret.name}/${entry.secret.key}`];
+    else env[entry.name] = entry.value;
+  }
+  env.UPSTREAM_URL = flagServer.url;
+  env.PORT = String(port);
+  expect(Object.keys(env).sort()).toEqual(['NODE_ENV', 'PORT', 'TOKENS', 'UPSTREAM_URL']);
+
+  const [command, ...args] = stage.cmd;
+  expect(command).toBe('node');
+  const wrapper = nonRootWrapper();
+  if (wrapper === undefined) console.warn('not root or no setpriv: the image’s program runs as this user');
+  proxy = await startBuiltProxy(env, {
+    bin: path.join(app, args[0]),
+    cwd: app,
+    wrapper,
+    livenessPath: k8s.liveness.path,
+  });
+  const origin = proxy.origin;
+  if (wrapper !== undefined) {
+    const status = readFileSync(`/proc/${proxy.child.pid}/status`, 'utf8');
+    expect(/^Uid:\s+(\d+)/m.exec(status)?.[1]).toBe(String(NOBODY.uid));
+  }
+  await waitFor(async () => (await fetch(`${origin}${k8s.readiness.path}`)).status === 200, 20_000);
+  expect(await (await fetch(`${origin}${k8s.liveness.path}`)).json()).toEqual({ status: 'OK' });
+  expect(await (await fetch(`${origin}${k8s.readiness.path}`)).json()).toEqual({ status: 'READY' });
+  const scrape = await fetch(`${origin}${k8s.scrape?.path ?? ''}`);
+  expect(scrape.status).toBe(200);
+  expect(await scrape.text()).toContain('flags_proxy_up 1');
+  const answer = await fetch(`${origin}/api/frontend?userId=alice`, { headers: { Authorization: FRONTEND } });
+  expect(answer.status).toBe(200);
+  const names = ((await answer.json()) as { toggles: Array<{ name: string }> }).toggles.map((t) => t.name);
+  expect(names).toContain('beta-dashboard');
+  expect(
+    (await fetch(`${origin}/api/frontend`, { headers: { Authorization: '*:production.made-up-0000' } }))
+      .status,
+  ).toBe(401);
+  expect(proxy.output()).not.toContain('container-client-token');
+}, 60_000);
