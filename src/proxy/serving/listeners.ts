@@ -1,19 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import { ConfigError } from '../../common/config/resolve';
+import { readConfigFile } from '../../common/config/read-config-file';
 import type { TlsServing } from '../config/types';
 import { httpsRedirect } from './https-redirect';
-
-function read(file: string, variable: string): Buffer {
-  try {
-    return readFileSync(file);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
-    throw new ConfigError([`${variable}: cannot read ${JSON.stringify(file)} (${code})`]);
-  }
-}
 
 function listenOn(server: Server, port: number): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
@@ -29,8 +20,8 @@ function listenOn(server: Server, port: number): Promise<Server> {
 export function servingCredentials(tls: TlsServing): { cert: Buffer; key: Buffer } | undefined {
   if (!tls.enable || tls.serverCert === undefined || tls.serverKey === undefined) return undefined;
   const credentials = {
-    cert: read(tls.serverCert, 'TLS_SERVER_CERT'),
-    key: read(tls.serverKey, 'TLS_SERVER_KEY'),
+    cert: readConfigFile(tls.serverCert, 'TLS_SERVER_CERT'),
+    key: readConfigFile(tls.serverKey, 'TLS_SERVER_KEY'),
   };
   try {
     createSecureContext(credentials);

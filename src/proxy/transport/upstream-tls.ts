@@ -1,19 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { createSecureContext, rootCertificates, type SecureContextOptions } from 'node:tls';
 import { ConfigError } from '../../common/config/resolve';
+import { readConfigFile } from '../../common/config/read-config-file';
 import type { UpstreamTls } from '../config/types';
 
 /** The TLS options of every connection to the upstream beyond `rejectUnauthorized`. */
 export type UpstreamTlsOptions = Pick<SecureContextOptions, 'ca' | 'cert' | 'key' | 'pfx' | 'passphrase'>;
-
-function read(file: string, variable: string): Buffer {
-  try {
-    return readFileSync(file);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
-    throw new ConfigError([`${variable}: cannot read ${JSON.stringify(file)} (${code})`]);
-  }
-}
 
 /**
  * Reads Unleash Edge's upstream TLS files once, at start: an extra CA (`UPSTREAM_CERTIFICATE_FILE`,
@@ -25,21 +16,24 @@ function read(file: string, variable: string): Buffer {
 export function upstreamTlsOptions(tls: UpstreamTls): UpstreamTlsOptions {
   const options: UpstreamTlsOptions = {};
   if (tls.caFile !== undefined) {
-    options.ca = [...rootCertificates, read(tls.caFile, 'UPSTREAM_CERTIFICATE_FILE').toString('utf8')];
+    options.ca = [
+      ...rootCertificates,
+      readConfigFile(tls.caFile, 'UPSTREAM_CERTIFICATE_FILE').toString('utf8'),
+    ];
   }
   const identity = tls.identity;
   let variable = '';
   if (identity?.kind === 'pkcs12') {
     variable = 'PKCS12_IDENTITY_FILE';
-    options.pfx = read(identity.file, variable);
+    options.pfx = readConfigFile(identity.file, variable);
     if (identity.passphrase !== undefined) options.passphrase = identity.passphrase;
   } else if (identity?.kind === 'pkcs8') {
     variable = 'PKCS8_CLIENT_CERTIFICATE_FILE / PKCS8_CLIENT_KEY_FILE';
-    options.cert = read(identity.certificateFile, 'PKCS8_CLIENT_CERTIFICATE_FILE');
-    options.key = read(identity.keyFile, 'PKCS8_CLIENT_KEY_FILE');
+    options.cert = readConfigFile(identity.certificateFile, 'PKCS8_CLIENT_CERTIFICATE_FILE');
+    options.key = readConfigFile(identity.keyFile, 'PKCS8_CLIENT_KEY_FILE');
   } else if (identity?.kind === 'pem') {
     variable = 'PEM_CERT_FILE';
-    const pem = read(identity.file, variable);
+    const pem = readConfigFile(identity.file, variable);
     options.cert = pem;
     options.key = pem;
   }
