@@ -330,6 +330,37 @@ export class Evaluator {
     return true;
   }
 
+  /**
+   * `each` for one named toggle, counted as an answer naming only it is (OFREP's single flag): its
+   * outcome handed to `visit` (with the strategy that enabled it when `decider` asks for it; an
+   * uncompiled toggle without an outcome, for the caller to evaluate). False, with nothing handed,
+   * for a name the definitions lack or while the SDK's full evaluation must run.
+   */
+  one(
+    prepared: Prepared,
+    name: string,
+    decider: (toggle: CompiledToggle) => boolean,
+    visit: ToggleVisit,
+  ): boolean {
+    const fresh = this.refresh(prepared);
+    const fast = this.features.fast?.();
+    if (!fast || fresh.revision === -1) return false;
+    const state = this.revisionState(fast);
+    const toggle = state.plan.byName.get(name);
+    if (toggle === undefined) return false;
+    const { enhanced, window } = fresh;
+    if (toggle.constant) {
+      if (toggle.constant.id !== QUARANTINED) state.usage.count(toggle.constant);
+      visit(toggle, toggle.constant, undefined);
+    } else if (toggle.uncompiled) visit(toggle, undefined, undefined);
+    else if (decider(toggle)) this.evaluateDeciding(fast, state, toggle, enhanced, visit);
+    else {
+      const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
+      visit(toggle, this.evaluateToggle(fast, state, toggle, enhanced, window, keys), undefined);
+    }
+    return true;
+  }
+
   /** One SDK evaluation of a toggle (counted), handed with the strategy that enabled it. */
   private evaluateDeciding(
     fast: FastEvaluation,

@@ -84,10 +84,16 @@ function revisionOf(toggle: CompiledToggle): RevisionEntries {
   return revision;
 }
 
+/** Serialised results that are failures (an `errorCode`: a single flag answers them 500). */
+const failures = new WeakSet<Buffer>();
+
 /** The outcome's entry is the JSON of the evaluated toggle: reading it back gives that toggle. */
 function serialise(feature: FeatureInterface, outcome: Outcome, reason: EvaluationReason): Buffer {
   const toggle = JSON.parse(outcome.entry.toString('utf8')) as EvaluatedToggle;
-  return bytesOf(toOfrepResult({ toggle, feature, reason }));
+  const result = toOfrepResult({ toggle, feature, reason });
+  const bytes = bytesOf(result);
+  if ('errorCode' in result) failures.add(bytes);
+  return bytes;
 }
 
 function enabledReason(toggle: CompiledToggle, feature: FeatureInterface): EvaluationReason | undefined {
@@ -151,4 +157,45 @@ export function bulkFlags(
     },
   );
   return handled ? entries : undefined;
+}
+
+/**
+ * One flag's OFREP result as bytes, through the same plan, outcomes and serialised entries as the
+ * bulk answer (`Evaluator.one`), with its HTTP status (500 for a flag whose evaluation failed);
+ * undefined for a name the definitions lack or while the SDK's full evaluation must run (the
+ * caller answers through `details.ts`).
+ */
+export function singleFlag(
+  features: FeatureRepository,
+  evaluator: Evaluator,
+  prepared: Prepared,
+  context: Context,
+  name: string,
+): { body: Buffer; status: number } | undefined {
+  let answer: { body: Buffer; status: number } | undefined;
+  let revision: RevisionEntries | undefined;
+  const handled = evaluator.one(
+    prepared,
+    name,
+    (toggle) => (revision ??= revisionOf(toggle)).factsOf(features, toggle).enabledReason === undefined,
+    (toggle, outcome, decided) => {
+      revision ??= revisionOf(toggle);
+      const facts = revision.facts[toggle.index] ?? revision.factsOf(features, toggle);
+      const { feature } = facts;
+      if (outcome === undefined || feature === undefined) {
+        const details = detailsFor(features, context)(toggle.name);
+        const result = details ? toOfrepResult(details) : flagNotFound(toggle.name);
+        answer = { body: bytesOf(result), status: statusOf(result) };
+        return;
+      }
+      const body = revision.entryOf(feature, outcome, reasonFor(toggle, feature, facts, outcome, decided));
+      answer = { body, status: failures.has(body) ? 500 : 200 };
+    },
+  );
+  return handled ? answer : undefined;
+}
+
+/** The status of a single flag's result: 404 for a flag not found, 500 for another failure. */
+export function statusOf(result: OfrepResult): number {
+  return 'errorCode' in result ? (result.errorCode === 'FLAG_NOT_FOUND' ? 404 : 500) : 200;
 }

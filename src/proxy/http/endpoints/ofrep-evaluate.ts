@@ -3,6 +3,7 @@ import { addVary } from '../../../common/http/vary';
 import { evaluateWithDetails } from '../../engine/details';
 import type { ScopeServing } from '../../environments/environment';
 import { originOf, type OfrepBulk, type OfrepScope } from '../../ofrep/bulk-answer';
+import { singleFlag, statusOf } from '../../ofrep/bulk';
 import { ofrepErrorAnswer, sendJson } from '../../ofrep/errors';
 import { flagNotFound, toOfrepResult, type OfrepResult } from '../../ofrep/mapping';
 import { ofrepInput } from '../../ofrep/request-input';
@@ -36,14 +37,26 @@ function contextOf(call: Call, input: ReturnType<typeof ofrepInput>): Context | 
 export function ofrepSingleEndpoint(options: OfrepEvaluateOptions): Endpoint {
   const answer = (call: Call, context: Context): void => {
     const key = call.params.key;
-    const details = evaluateWithDetails(call.scope.features, key, context);
-    const result: OfrepResult = details ? toOfrepResult(details) : flagNotFound(key);
-    const status = 'errorCode' in result ? (result.errorCode === 'FLAG_NOT_FOUND' ? 404 : 500) : 200;
+    const { features, pipeline } = call.scope;
+    // the plan of every other answer; a name it lacks (or the SDK's full evaluation) through details.ts
+    const flag = singleFlag(
+      features,
+      pipeline.evaluator,
+      pipeline.prepare({ kind: 'named', names: [key] }, context),
+      context,
+      key,
+    );
     writeCors(call);
     call.res.setHeader('Cache-Control', 'no-store');
     addVary(call.res, options.vary);
     call.bodyFollows();
-    sendJson(call.res, status, result);
+    if (flag) {
+      sendBytes(call, flag.status, flag.body);
+      return;
+    }
+    const details = evaluateWithDetails(features, key, context);
+    const result: OfrepResult = details ? toOfrepResult(details) : flagNotFound(key);
+    sendJson(call.res, statusOf(result), result);
   };
   return {
     routes: [['POST', `${options.basePath}/v1/evaluate/flags/:key`]],
@@ -91,6 +104,13 @@ export function ofrepBulkEndpoint(options: OfrepEvaluateOptions): Endpoint {
       return context.then((c) => answer(call, c));
     },
   };
+}
+
+function sendBytes(call: Call, status: number, body: Buffer): void {
+  call.res.statusCode = status;
+  call.res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  call.res.setHeader('Content-Length', String(body.length));
+  call.res.end(body);
 }
 
 function writeCors(call: Call): void {
