@@ -21,7 +21,13 @@ COPY --from=build /app/dist/src ./dist/src
 COPY src/server/migrations ./src/server/migrations
 COPY examples ./examples
 USER node
-EXPOSE 3000
-HEALTHCHECK --interval=10s --timeout=3s CMD wget -qO- "http://127.0.0.1:${PORT:-3000}${PROXY_BASE_PATH:+/${PROXY_BASE_PATH#/}}/proxy/health" || exit 1
-# Configuration comes from environment variables: FLAGS_URL, FLAGS_API_TOKEN, FLAGS_PROXY_CLIENT_KEYS, …
+# 3000 under the specification's names (FLAGS_*, UNLEASH_*), 3063 under Unleash Edge's (UPSTREAM_URL + TOKENS,
+# offline mode); PORT sets either.
+EXPOSE 3000 3063
+# Ready (definitions held): /proxy/health on the specification's port, else Edge's /internal-backstage/ready.
+HEALTHCHECK --interval=10s --timeout=3s CMD B="${PROXY_BASE_PATH:-$BASE_PATH}"; B="${B:+/${B#/}}"; \
+  wget -qO- "http://127.0.0.1:${PORT:-3000}$B/proxy/health" || \
+  wget -qO- "http://127.0.0.1:${PORT:-3063}$B/internal-backstage/ready" || exit 1
+# Configuration comes from environment variables: FLAGS_URL, FLAGS_API_TOKEN, FLAGS_PROXY_CLIENT_KEYS, … or
+# Unleash Edge's UPSTREAM_URL, TOKENS, … (see the README's "Coming from Unleash Edge").
 CMD ["node", "dist/src/bin/flags-proxy.js"]

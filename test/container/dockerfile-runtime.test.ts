@@ -6,7 +6,7 @@
  * Helm names: `UPSTREAM_URL`, `TOKENS`, `PORT`), and the probes, scrape and a frontend request of
  * that manifest called. A file the program needs that the Dockerfile does not copy makes it fail.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { chmod, cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -184,4 +184,23 @@ test('started as a non-root user with the Kubernetes example’s environment, th
       .status,
   ).toBe(401);
   expect(proxy.output()).not.toContain('container-client-token');
+
+  // the image's own HEALTHCHECK, run as Docker runs it (`/bin/sh -c`) in the container's environment,
+  // finds the port and path Edge's names chose; the image exposes that port
+  expect(stage.expose).toContain(k8s.containerPort);
+  expect(stage.healthcheck).toBeDefined();
+  const healthy = await shell(stage.healthcheck ?? 'false', env);
+  expect(healthy).toBe(0);
+  expect(await shell(stage.healthcheck ?? 'false', { ...env, PORT: String(await freePort()) })).not.toBe(0);
 }, 60_000);
+
+/** Runs a shell command with only `env` (and PATH); its exit code. */
+function shell(command: string, env: Record<string, string>): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn('/bin/sh', ['-c', command], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: 'ignore',
+    });
+    child.once('exit', (code) => resolve(code ?? 1));
+  });
+}

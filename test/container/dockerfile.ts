@@ -17,6 +17,8 @@ export interface RuntimeStage {
   expose: number[];
   /** The exec-form CMD. */
   cmd: string[];
+  /** The shell-form command of HEALTHCHECK CMD (options such as `--interval` dropped). */
+  healthcheck: string | undefined;
   steps: Array<
     | { kind: 'copy'; from: string | undefined; sources: string[]; dest: string }
     | { kind: 'run'; command: string }
@@ -39,7 +41,15 @@ export function instructions(dockerfile: string): Instruction[] {
 export function runtimeStage(dockerfile: string): RuntimeStage {
   const all = instructions(dockerfile);
   const from = all.map((i) => i.keyword).lastIndexOf('FROM');
-  const stage: RuntimeStage = { workdir: '/', env: {}, user: undefined, expose: [], cmd: [], steps: [] };
+  const stage: RuntimeStage = {
+    workdir: '/',
+    env: {},
+    user: undefined,
+    expose: [],
+    cmd: [],
+    healthcheck: undefined,
+    steps: [],
+  };
   for (const { keyword, args } of all.slice(from + 1)) {
     if (keyword === 'WORKDIR') stage.workdir = args;
     else if (keyword === 'ENV') {
@@ -49,6 +59,7 @@ export function runtimeStage(dockerfile: string): RuntimeStage {
     else if (keyword === 'EXPOSE') stage.expose.push(...args.split(/\s+/).map((p) => Number.parseInt(p, 10)));
     else if (keyword === 'CMD') stage.cmd = JSON.parse(args) as string[];
     else if (keyword === 'RUN') stage.steps.push({ kind: 'run', command: args });
+    else if (keyword === 'HEALTHCHECK') stage.healthcheck = /^(?:--\S+\s+)*CMD\s+(.*)$/.exec(args)?.[1];
     else if (keyword === 'COPY') {
       const words = args.split(/\s+/);
       const flags = words.filter((w) => w.startsWith('--'));
@@ -60,7 +71,7 @@ export function runtimeStage(dockerfile: string): RuntimeStage {
         sources: paths.slice(0, -1),
         dest: paths[paths.length - 1],
       });
-    } else if (!['LABEL', 'ARG', 'HEALTHCHECK', 'STOPSIGNAL', 'ENTRYPOINT'].includes(keyword)) {
+    } else if (!['LABEL', 'ARG', 'STOPSIGNAL', 'ENTRYPOINT'].includes(keyword)) {
       throw new Error(`the runtime stage uses ${keyword}, which this test does not follow yet`);
     }
   }

@@ -71,6 +71,7 @@ export class Front {
 
 class FrontCall implements MutableCall {
   readonly startedAt = performance.now();
+  label = '';
   params: Readonly<Record<string, string>> = {};
   cors: readonly string[] = [];
   key = '';

@@ -92,40 +92,48 @@ export class Gate {
 
   /** From here the request is the route's: series labelled by it, then the body and the endpoint. */
   private admitted(call: MutableCall, endpoint: Endpoint, label: string): void {
-    const startedAt = call.startedAt;
-    const { res } = call;
-    const record = (): void =>
-      this.options.requestMetrics.record(call.req.method ?? 'GET', label, res.statusCode, startedAt);
+    call.label = label;
     try {
       call.params = decodeParams(call.rawParams);
     } catch (err) {
       this.fail(call, endpoint, err);
-      record();
+      this.record(call);
       return;
     }
-    const serve = (): void => {
-      try {
-        const answered = endpoint.serve(call);
-        if (answered) answered.catch((err: unknown) => this.fail(call, endpoint, err));
-      } catch (err) {
-        this.fail(call, endpoint, err);
-      }
-      if (res.writableEnded) record();
-      else res.once('close', record);
-    };
     if (!endpoint.jsonBody || call.req.method !== 'POST') {
-      serve();
+      this.serve(call, endpoint);
       return;
     }
-    this.options.body.read(call.req, res, (err, body) => {
+    this.options.body.read(call.req, call.res, (err, body) => {
       if (err !== undefined) {
         this.fail(call, endpoint, err);
-        record();
+        this.record(call);
         return;
       }
       call.body = body;
-      serve();
+      this.serve(call, endpoint);
     });
+  }
+
+  /** The endpoint's answer, and its series entry once the response is written (or closed). */
+  private serve(call: MutableCall, endpoint: Endpoint): void {
+    try {
+      const answered = endpoint.serve(call);
+      if (answered) answered.catch((err: unknown) => this.fail(call, endpoint, err));
+    } catch (err) {
+      this.fail(call, endpoint, err);
+    }
+    if (call.res.writableEnded) this.record(call);
+    else call.res.once('close', () => this.record(call));
+  }
+
+  private record(call: MutableCall): void {
+    this.options.requestMetrics.record(
+      call.req.method ?? 'GET',
+      call.label,
+      call.res.statusCode,
+      call.startedAt,
+    );
   }
 
   /**
@@ -180,6 +188,8 @@ export class Gate {
 export interface MutableCall extends Call {
   readonly rawParams: Readonly<Record<string, string>>;
   readonly startedAt: number;
+  /** The series label, once the key step admitted the request. */
+  label: string;
 }
 
 const NONE: Readonly<Record<string, string>> = Object.freeze({});

@@ -21,7 +21,8 @@ interface ParamRoute<T> {
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
 export class RouteTable<T> {
-  private readonly exact = new Map<string, RouteMatch<T>>();
+  /** Per method, per normalised path: a canonical path is found without building a key. */
+  private readonly exact = new Map<string, Map<string, RouteMatch<T>>>();
   private readonly withParams: ParamRoute<T>[] = [];
 
   /** Adds `method path` (a path like `/proxy/all` or `/ofrep/v1/evaluate/flags/:key`). */
@@ -29,7 +30,9 @@ export class RouteTable<T> {
     const template = normalise(path);
     const parts = template.split('/').slice(1);
     if (!parts.some((p) => p.startsWith(':'))) {
-      this.exact.set(`${method} ${template}`, { target, template, params: NO_PARAMS });
+      let paths = this.exact.get(method);
+      if (paths === undefined) this.exact.set(method, (paths = new Map()));
+      paths.set(template, { target, template, params: NO_PARAMS });
       return;
     }
     this.withParams.push({
@@ -43,8 +46,9 @@ export class RouteTable<T> {
   /** The route of a request's method and path (no query string), or undefined. */
   match(method: string, path: string): RouteMatch<T> | undefined {
     const asked = method === 'HEAD' ? 'GET' : method;
-    const key = normalise(path);
-    const found = this.exact.get(`${asked} ${key}`);
+    const paths = this.exact.get(asked);
+    // the path as sent first (the usual, canonical spelling), then normalised
+    const found = paths?.get(path) ?? paths?.get(normalise(path));
     if (found !== undefined || this.withParams.length === 0) return found;
     const parts = path.split('/').slice(1);
     if (parts.length > 0 && parts[parts.length - 1] === '') parts.pop();
