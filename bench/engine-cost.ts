@@ -1,0 +1,81 @@
+/**
+ * The evaluation cost of a new user's answer listing every toggle, in process (no HTTP): the
+ * proxy's `Evaluator` on the bench's generated definitions, once with the engine's compiled
+ * toggles and once with every toggle handed to the SDK (what the code did before the engine).
+ * `node dist/bench/engine-cost.js [flags] [requests] [sdk|engine]`; add `--cpu-prof` to profile it.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { silentLogger } from '../src/common/logging/logger';
+import { createApp } from '../src/proxy/app';
+import { Evaluator } from '../src/proxy/engine/evaluator';
+import type { Plan } from '../src/proxy/engine/plan';
+import { generateFeatures } from './flags';
+
+const FLAGS = Number(process.argv[2] ?? 2000);
+const REQUESTS = Number(process.argv[3] ?? 2000);
+const TOKEN = 'engine-cost-token';
+
+async function main(): Promise<void> {
+  const body = JSON.stringify(generateFeatures(FLAGS));
+  const upstream = http.createServer((req, res) => {
+    if (req.url?.startsWith('/api/client/features'))
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    else res.writeHead(202).end();
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const { port } = upstream.address() as AddressInfo;
+  const app = createApp(
+    {
+      flagsUrl: `http://127.0.0.1:${port}/api`,
+      flagsApiToken: TOKEN,
+      clientKeys: ['engine-cost-key'],
+      refreshInterval: 3_600_000,
+      metricsInterval: 3_600_000,
+      logger: silentLogger,
+    },
+    {},
+  );
+  await app.whenReady();
+  const cost = (label: string, stripEngine: boolean) => {
+    const evaluator = new Evaluator(app.features, silentLogger);
+    // compiles the revision
+    evaluator.reply({ kind: 'all' }, { userId: 'warm' }, undefined);
+    if (stripEngine) {
+      const plan = (Reflect.get(evaluator, 'state') as { plan: Plan }).plan;
+      for (const toggle of plan.toggles) Reflect.set(toggle, 'engine', undefined);
+    }
+    const run = (from: number, count: number) => {
+      for (let i = from; i < from + count; i++) {
+        evaluator.reply(
+          { kind: 'all' },
+          {
+            userId: `user-${label}-${i}`,
+            sessionId: `session-${i}`,
+            appName: 'web',
+            remoteAddress: '10.1.2.3',
+            properties: { region: i % 2 ? 'eu' : 'us', email: `u${i}@example.com` },
+          },
+          undefined,
+        );
+      }
+    };
+    run(0, Math.min(REQUESTS, 500)); // warm-up
+    const cpu = process.cpuUsage();
+    run(1_000_000, REQUESTS);
+    const used = process.cpuUsage(cpu);
+    const perRequest = (used.user + used.system) / REQUESTS;
+    console.log(
+      `${label}: ${FLAGS} flags, ${REQUESTS} new users: ${perRequest.toFixed(1)} µs CPU per request, ${((perRequest * 1000) / FLAGS).toFixed(1)} ns per toggle`,
+    );
+  };
+  const only = process.argv[4];
+  for (let round = 0; round < 2; round++) {
+    if (only !== 'engine') cost('sdk', true);
+    if (only !== 'sdk') cost('engine', false);
+  }
+  await app.close();
+  upstream.close();
+}
+
+void main();
