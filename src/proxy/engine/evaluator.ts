@@ -198,6 +198,15 @@ export class Evaluator {
     features.beforeUsageSent(() => this.state?.usage.flush());
   }
 
+  /**
+   * Toggles of the current definitions the SDK evaluates on every request (not constant, not
+   * quarantined, not compiled by the engine: custom strategies, or definitions the engine does
+   * not know); 0 before the first revision is compiled.
+   */
+  sdkEvaluated(): number {
+    return this.state?.plan.sdkEvaluated.length ?? 0;
+  }
+
   /** The reply to a request for `selection` with `context`, given the client's `If-None-Match`. */
   reply(selection: Selection, context: Context, ifNoneMatch: string | undefined): Reply {
     return this.answer(this.prepare(selection, context), ifNoneMatch);
