@@ -2,14 +2,17 @@
  * The evaluation cost of a new user's answer listing every toggle, in process (no HTTP): the
  * proxy's `Evaluator` on the bench's generated definitions, once with the engine's compiled
  * toggles and once with every toggle handed to the SDK (what the code did before the engine).
- * `node dist/bench/engine-cost.js [flags] [requests] [sdk|engine]`; add `--cpu-prof` to profile it.
+ * `node dist/bench/engine-cost.js [flags] [requests] [sdk|engine|toggle-engine]`; add `--cpu-prof` to profile it.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { silentLogger } from '../src/common/logging/logger';
 import { createApp } from '../src/proxy/app';
 import { Evaluator } from '../src/proxy/engine/evaluator';
+import type { Context } from 'unleash-client';
+import type { RequestScope } from '../src/proxy/engine/compiled/scope';
 import type { Plan } from '../src/proxy/engine/plan';
+import type { FeatureInterface } from '../src/proxy/upstream/sdk/types';
 import { generateFeatures } from './flags';
 
 const FLAGS = Number(process.argv[2] ?? 2000);
@@ -69,8 +72,45 @@ async function main(): Promise<void> {
       `${label}: ${FLAGS} flags, ${REQUESTS} new users: ${perRequest.toFixed(1)} µs CPU per request, ${((perRequest * 1000) / FLAGS).toFixed(1)} ns per toggle`,
     );
   };
+  // per toggle: the engine's evaluation against the SDK's (`resolveFeature`), every non-constant toggle, new users
   const only = process.argv[4];
-  for (let round = 0; round < 2; round++) {
+  const perToggle = () => {
+    const evaluator = new Evaluator(app.features, silentLogger);
+    evaluator.reply({ kind: 'all' }, { userId: 'warm' }, undefined);
+    const state = Reflect.get(evaluator, 'state') as { plan: Plan; scope: RequestScope };
+    const fast = app.features.fast?.();
+    if (!fast) throw new Error('no fast evaluation');
+    const toggles = state.plan.toggles.filter((t) => t.engine !== undefined && t.feature !== undefined);
+    const contextOf = (i: number) =>
+      fast.enhance({
+        userId: `user-${i}`,
+        sessionId: `session-${i}`,
+        remoteAddress: '10.1.2.3',
+        properties: { region: i % 2 ? 'eu' : 'us', email: `u${i}@example.com` },
+      });
+    const time = (label: string, one: (context: Context) => void) => {
+      const users = Math.max(50, Math.floor(REQUESTS / 4));
+      for (let i = 0; i < 50; i++) one(contextOf(-i));
+      const cpu = process.cpuUsage();
+      for (let i = 0; i < users; i++) one(contextOf(i));
+      const used = process.cpuUsage(cpu);
+      console.log(
+        `${label}: ${(((used.user + used.system) * 1000) / (users * toggles.length)).toFixed(1)} ns per toggle (${toggles.length} compiled toggles, ${users} new users)`,
+      );
+    };
+    for (let round = 0; round < 2; round++) {
+      if (only !== 'toggle-engine')
+        time('per toggle, SDK', (context) => {
+          for (const t of toggles) fast.resolveFeature(t.feature as FeatureInterface, context);
+        });
+      time('per toggle, engine', (context) => {
+        state.scope.begin(context);
+        for (const t of toggles) t.engine?.evaluate(state.scope);
+      });
+    }
+  };
+  perToggle();
+  for (let round = 0; round < 2 && only !== 'toggle-engine'; round++) {
     if (only !== 'engine') cost('sdk', true);
     if (only !== 'sdk') cost('engine', false);
   }

@@ -26,6 +26,19 @@ export class Checks {
     return known;
   }
 
+  /**
+   * A check of the context other than a constraint (a strategy that reads nothing but the
+   * context, e.g. `remoteAddress` with its list), shared under `key` like a constraint's.
+   */
+  shared(key: string, make: () => Check): { id: number; check: Check } {
+    let known = this.byKey.get(key);
+    if (known === undefined) {
+      known = { id: this.count++, check: make() };
+      this.byKey.set(key, known);
+    }
+    return known;
+  }
+
   /** The check that always fails. */
   never(): { id: number; check: Check } {
     let known = this.byKey.get('never');

@@ -35,6 +35,15 @@ export const BUILT_IN = new Set([
   'flexibleRollout',
 ]);
 
+/**
+ * Built-in strategies whose answer depends on the context and one parameter only (no chance, no
+ * toggle name): by name, that parameter.
+ */
+const PURE = new Map([
+  ['userWithId', 'userIds'],
+  ['remoteAddress', 'IPs'],
+]);
+
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -235,6 +244,12 @@ export function compileStrategy(
     throw new NotCompiled('parameters not an object');
   const parameters = isRecord(raw) ? raw : {};
   const isEnabled = isEnabledOf(strategy.name, parameters);
+  // strategies answering from the context alone, the same for equal parameters: checked once per request
+  const pure = PURE.get(strategy.name);
+  const shared =
+    pure === undefined
+      ? undefined
+      : checks.shared(JSON.stringify(['strategy', strategy.name, parameters[pure]]), () => isEnabled);
   const constraints = constraintChecks(strategy, checks, segment);
   let choice: VariantChoice | undefined;
   if (hasVariants) {
@@ -246,7 +261,8 @@ export function compileStrategy(
     definition: strategy,
     result(scope) {
       for (const { id, check } of constraints) if (!scope.shared(id, check)) return undefined;
-      if (!isEnabled(scope.context)) return undefined;
+      if (shared !== undefined ? !scope.shared(shared.id, shared.check) : !isEnabled(scope.context))
+        return undefined;
       if (choice === undefined) return ENABLED_ANSWER;
       return choice(scope.context) ?? ENABLED_ANSWER;
     },
