@@ -72,6 +72,11 @@ export interface CompiledToggle {
   /** Its outcome for the SDK's `DISABLED_ANSWER` and `ENABLED_ANSWER`, once seen (see `outcomeOf`). */
   off: Outcome | undefined;
   on: Outcome | undefined;
+  /**
+   * Its outcomes by the engine's answer object: the engine answers a variant with one object per
+   * variant definition, so an engine toggle finds its outcome by identity (bounded by its definition).
+   */
+  readonly byAnswer: Map<SdkVariant, Outcome>;
 }
 
 /**
@@ -138,7 +143,13 @@ const MAX_OUTCOMES_PER_TOGGLE = 32;
 export function outcomeOf(toggle: CompiledToggle, result: SdkVariant): Outcome {
   if (result === DISABLED_ANSWER) return toggle.off ?? (toggle.off = internedOutcome(toggle, result));
   if (result === ENABLED_ANSWER) return toggle.on ?? (toggle.on = internedOutcome(toggle, result));
-  return internedOutcome(toggle, result);
+  if (toggle.engine === undefined) return internedOutcome(toggle, result);
+  let known = toggle.byAnswer.get(result);
+  if (known === undefined) {
+    known = internedOutcome(toggle, result);
+    toggle.byAnswer.set(result, known);
+  }
+  return known;
 }
 
 function internedOutcome(toggle: CompiledToggle, result: SdkVariant): Outcome {
@@ -414,6 +425,7 @@ function compiledToggle(
     interned,
     off: undefined,
     on: undefined,
+    byAnswer: new Map(),
   };
 }
 
