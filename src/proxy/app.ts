@@ -24,6 +24,7 @@ import { RequestBody } from './http/request-body';
 import { corsMiddleware } from './cors/cors-middleware';
 import { docsRouter } from './docs/router';
 import { environmentLabels, registerEnvironmentMetrics } from './environments/environment-metrics';
+import { registerEngineMetrics } from './engine/engine-metrics';
 import { KeyScopes } from './environments/key-scopes';
 import { EnvironmentRegistry } from './environments/registry';
 import type { Environment, ScopeServing } from './environments/environment';
@@ -120,6 +121,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     const metric = staging.getSingleMetric(name);
     if (metric) metrics.registry.registerMetric(metric);
   }
+  registerEngineMetrics(metrics.registry, environments);
   // Several environments: a scrape shows the key's own environment's series only.
   const scrapeViews = new Map<Environment, (text: string) => string>();
   if (environments.environments.length > 1 || environments.named) {

@@ -1,11 +1,15 @@
 /**
- * Differential test of the evaluation hot path: for random flag sets, contexts and selections,
- * what the proxy answers over HTTP (with its plans, memos and response cache) equals plain SDK
+ * Differential test of the evaluation hot path: for random flag sets (every built-in strategy,
+ * operator with `inverted`/`caseInsensitive` and edge values, segments, dependencies with variants
+ * conditions, variants with overrides) and contexts (edge numbers, versions, Unicode with lone
+ * surrogates, IPv4/IPv6), what the proxy answers over HTTP (with its engine, plans, memos and
+ * response cache) equals plain SDK
  * evaluation (`isEnabled` + `getVariant` on a separate `Unleash` polling the same upstream) for
  * every toggle whose result does not depend on chance, and the usage counts it reports upstream
  * equal one count per evaluated toggle per request.
  */
 import http from 'node:http';
+import { hostname } from 'node:os';
 import fc from 'fast-check';
 import request from 'supertest';
 import type { Context, Unleash } from 'unleash-client';
@@ -44,48 +48,69 @@ interface Feature {
   impressionData: boolean;
   strategies: Strategy[];
   variants?: Variant[];
-  dependencies?: { feature: string; enabled?: boolean }[];
+  dependencies?: { feature: string; enabled?: boolean; variants?: string[] }[];
 }
 
 const DATES = ['2000-01-01T00:00:00.000Z', '2025-06-01T00:00:00.000Z', '2090-01-01T00:00:00.000Z'];
 
+/** Values at the edges: empty, padded, case and Unicode (lone surrogates too), huge. */
+const EDGE_VALUES = ['', ' pro ', 'PRO', 'é', 'É', 'İ', 'ß', '\ud800', '😀', 'x'.repeat(300)];
+
+/** A list with its values, sometimes with duplicates and edge values. */
+const listOf = (values: string[]) =>
+  fc
+    .tuple(fc.subarray(values), fc.subarray(EDGE_VALUES, { maxLength: 2 }), fc.boolean())
+    .map(([list, edges, twice]) => (twice ? [...list, ...edges, ...list] : [...list, ...edges]));
+
 const constraintArb: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   fc.record({
-    contextName: fc.constantFrom('plan', 'region', 'userId', 'appName', 'environment'),
+    contextName: fc.constantFrom('plan', 'region', 'userId', 'appName', 'environment', 'toString'),
     operator: fc.constantFrom('IN', 'NOT_IN'),
-    values: fc.subarray(['free', 'pro', 'eu', 'us', 'u1', 'u3', 'web', 'default']),
+    values: listOf(['free', 'pro', 'eu', 'us', 'u1', 'u3', 'web', 'default']),
     inverted: fc.boolean(),
   }),
   fc.record({
     contextName: fc.constantFrom('email', 'plan'),
     operator: fc.constantFrom('STR_STARTS_WITH', 'STR_ENDS_WITH', 'STR_CONTAINS'),
-    values: fc.subarray(['ada', '@example.com', 'PRO', 'r']),
+    values: listOf(['ada', '@example.com', 'PRO', 'r', 'É']),
     caseInsensitive: fc.boolean(),
+    inverted: fc.boolean(),
   }),
   fc.record({
     contextName: fc.constant('age'),
     operator: fc.constantFrom('NUM_EQ', 'NUM_GT', 'NUM_GTE', 'NUM_LT', 'NUM_LTE'),
-    value: fc.constantFrom('18', '30', '65'),
+    value: fc.constantFrom('18', '30', '65', '-0', '1e1', ' 30 ', 'abc', 'Infinity'),
+    inverted: fc.boolean(),
   }),
   fc.record({
     contextName: fc.constant('version'),
     operator: fc.constantFrom('SEMVER_EQ', 'SEMVER_GT', 'SEMVER_GTE', 'SEMVER_LT', 'SEMVER_LTE'),
-    value: fc.constantFrom('2.0.0', '2.3.1', '3.0.0-beta.1'),
+    value: fc.constantFrom('2.0.0', '2.3.1', '3.0.0-beta.1', '3.0.0-beta.2', '3.0.0', 'v2.0.0', 'bad'),
+    inverted: fc.boolean(),
   }),
   fc.record({
     contextName: fc.constant('currentTime'),
     operator: fc.constantFrom('DATE_AFTER', 'DATE_BEFORE'),
     value: fc.constantFrom(...DATES),
+    inverted: fc.boolean(),
   }),
   fc.record({
-    contextName: fc.constant('email'),
+    contextName: fc.constantFrom('email', 'plan'),
     operator: fc.constant('REGEX'),
-    value: fc.constant('^a.*@'),
+    value: fc.constantFrom('^a.*@', 'PRO', '[', 'é+'),
+    caseInsensitive: fc.boolean(),
+    inverted: fc.boolean(),
   }),
   fc.record({
-    contextName: fc.constant('remoteAddress'),
+    contextName: fc.constantFrom('remoteAddress', 'ip'),
     operator: fc.constant('IN_CIDR'),
-    values: fc.constantFrom(['127.0.0.0/8'], ['10.0.0.0/8']),
+    values: fc.constantFrom(
+      ['127.0.0.0/8'],
+      ['10.0.0.0/8'],
+      ['2001:db8::/32', '::1'],
+      [' 10.1.0.0/16 ', 'bad'],
+    ),
+    inverted: fc.boolean(),
   }),
 );
 
@@ -96,6 +121,9 @@ function sometimes<T, U>(arbitrary: fc.Arbitrary<T>, otherwise: U): fc.Arbitrary
 
 const stickinessArb = fc.constantFrom('default', 'userId', 'sessionId', 'plan', 'random');
 
+/** The host name the SDK's `applicationHostname` compares with. */
+const HOST = (process.env.HOSTNAME || hostname() || 'undefined').toLowerCase();
+
 const variantsArb: fc.Arbitrary<Variant[]> = fc
   .tuple(
     stickinessArb,
@@ -105,7 +133,10 @@ const variantsArb: fc.Arbitrary<Variant[]> = fc
           name: fc.constantFrom('blue', 'green', 'disabled', 'red'),
           weight: fc.constantFrom(0, 100, 500),
           payload: fc.constantFrom({ type: 'string', value: 'hello' }, { type: 'json', value: '{"a":1}' }),
-          overrides: fc.constant(0).map(() => [{ contextName: 'userId', values: ['u2'] }]),
+          overrides: fc.constantFrom<Variant['overrides']>(
+            [{ contextName: 'userId', values: ['u2'] }],
+            [{ contextName: 'plan', values: ['pro', 'free'] }],
+          ),
         },
         { requiredKeys: ['name', 'weight'] },
       ),
@@ -124,21 +155,34 @@ const strategyArb: fc.Arbitrary<Strategy> = fc
       fc.record({
         name: fc.constant('flexibleRollout'),
         parameters: fc.record({
-          rollout: fc.constantFrom('0', '30', '100'),
+          rollout: fc.constantFrom('0', '30', '100', '1', '99'),
           stickiness: stickinessArb,
-          groupId: fc.constantFrom('g1', 'g2'),
+          groupId: fc.constantFrom('g1', 'g2', ''),
         }),
       }),
       fc.record({ name: fc.constant('userWithId'), parameters: fc.constant({ userIds: 'u1, u3' }) }),
       fc.record({
         name: fc.constant('remoteAddress'),
-        parameters: fc.constantFrom({ IPs: '127.0.0.1' }, { IPs: '10.0.0.0/8' }),
+        parameters: fc.constantFrom(
+          { IPs: '127.0.0.1' },
+          { IPs: '10.0.0.0/8' },
+          { IPs: 'bad, 127.0.0.0/24' },
+        ),
       }),
       fc.record({
         name: fc.constantFrom('gradualRolloutUserId', 'gradualRolloutSessionId', 'gradualRolloutRandom'),
-        parameters: fc.record({ percentage: fc.constantFrom('0', '50', '100'), groupId: fc.constant('g') }),
+        parameters: fc.record({
+          percentage: fc.constantFrom('0', '50', '100', '1'),
+          groupId: fc.constantFrom('g', ''),
+        }),
       }),
-      fc.constant({ name: 'applicationHostname', parameters: { hostNames: 'nowhere' } }),
+      fc.record({
+        name: fc.constant('applicationHostname'),
+        parameters: fc.constantFrom(
+          { hostNames: 'nowhere' },
+          { hostNames: `nowhere, ${HOST.toUpperCase()}` },
+        ),
+      }),
       fc.constant({ name: 'noSuchStrategy' }),
     ),
     fc.array(constraintArb, { maxLength: 2 }),
@@ -161,7 +205,10 @@ const featuresArb: fc.Arbitrary<Feature[]> = fc
       impressionData: fc.boolean(),
       strategies: fc.array(strategyArb, { maxLength: 3 }),
       variants: sometimes(variantsArb, undefined),
-      parent: fc.option(fc.tuple(fc.nat(), fc.boolean()), { nil: undefined, freq: 5 }),
+      parent: fc.option(fc.tuple(fc.nat(), fc.boolean(), fc.subarray(['blue', 'green', 'disabled'])), {
+        nil: undefined,
+        freq: 5,
+      }),
     }),
     { minLength: 1, maxLength: 12 },
   )
@@ -176,7 +223,12 @@ const featuresArb: fc.Arbitrary<Feature[]> = fc
       if (f.variants) feature.variants = f.variants;
       if (f.parent && i > 0)
         feature.dependencies = [
-          { feature: `f${String(f.parent[0] % i).padStart(2, '0')}`, enabled: f.parent[1] },
+          {
+            feature: `f${String(f.parent[0] % i).padStart(2, '0')}`,
+            enabled: f.parent[1],
+            // a variants condition when the parent must be enabled
+            ...(f.parent[1] && f.parent[2].length ? { variants: f.parent[2] } : {}),
+          },
         ];
       return feature;
     }),
@@ -210,11 +262,12 @@ const contextArb: fc.Arbitrary<ClientContext> = fc.record(
     currentTime: fc.constantFrom('2020-01-01T00:00:00.000Z', '2030-01-01T00:00:00.000Z'),
     properties: fc.record(
       {
-        plan: fc.constantFrom('free', 'pro', 'enterprise'),
+        plan: fc.constantFrom('free', 'pro', 'enterprise', 'PRO', ' pro ', 'É', 'ß', '\ud800x', '😀'),
         region: fc.constantFrom('eu', 'us'),
-        version: fc.constantFrom('1.0.0', '2.3.1', '3.0.0-beta.1'),
-        age: fc.constantFrom('17', '30', '65'),
-        email: fc.constantFrom('ada@example.com', 'bob@corp.io'),
+        version: fc.constantFrom('1.0.0', '2.3.1', '3.0.0-beta.1', '3.0.0-beta.2', '3.0.0', 'v2.3.1', '2.3'),
+        age: fc.constantFrom('17', '30', '65', '-0', '1e1', ' 30 ', '0x1e', 'Infinity', 'abc'),
+        email: fc.constantFrom('ada@example.com', 'bob@corp.io', 'ADA@EXAMPLE.COM', 'ÉA@x'),
+        ip: fc.constantFrom('10.1.2.3', '127.0.0.1', '2001:db8::1', '::1', '::ffff:10.1.2.3', 'bad'),
       },
       { requiredKeys: [] },
     ),
@@ -337,6 +390,18 @@ function toQuery(client: ClientContext): string {
   return params.toString();
 }
 
+/** The context as a query string carries it: strings made well-formed UTF-16 (lone surrogates replaced). */
+function wellFormed(client: ClientContext): ClientContext {
+  const fix = (v: string) =>
+    v.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+  const out: ClientContext = {};
+  for (const [k, v] of Object.entries(client))
+    if (typeof v === 'string') (out as Record<string, string>)[k] = fix(v);
+  if (client.properties)
+    out.properties = Object.fromEntries(Object.entries(client.properties).map(([k, v]) => [k, fix(v)]));
+  return out;
+}
+
 /** The evaluation context the proxy builds for a POST body's context. */
 function proxyContext(client: ClientContext): Context {
   return { ...client, environment: 'default', remoteAddress: REMOTE } as unknown as Context;
@@ -360,8 +425,11 @@ async function runScenario(features: Feature[], contexts: ClientContext[], steps
   const lastEtag = new Map<string, { etag: string; body: ExpectedToggle[] }>();
   try {
     for (const step of steps) {
+      // GET /proxy (the fast lane) for half of the enabled-only requests, POST (Express) otherwise
+      const viaGet = step.selection.kind === 'enabled' && step.context !== 1;
       const client = contexts[step.context];
-      const context = proxyContext(client);
+      // a query string carries UTF-8: a lone surrogate arrives as U+FFFD
+      const context = proxyContext(viaGet ? wellFormed(client) : client);
       const names = step.selection.kind === 'named' ? [...new Set(step.selection.names)] : sortedNames;
       const evaluated = names.map((n) => plainEvaluate(plain, byName, n, context));
       const expected = evaluated.map((e) => e.toggle);
@@ -396,14 +464,12 @@ async function runScenario(features: Feature[], contexts: ClientContext[], steps
           : { context: client };
       const key = `${path}|${JSON.stringify(body)}`;
       const previous = lastEtag.get(key);
-      // GET /proxy (the fast lane) for half of the enabled-only requests, POST (Express) otherwise
-      let req =
-        step.selection.kind === 'enabled' && step.context !== 1
-          ? request(url)
-              .get(`/proxy?${toQuery(client)}`)
-              .agent(connection)
-              .set('Authorization', CLIENT_KEY)
-          : request(url).post(path).set('Authorization', CLIENT_KEY).send(body);
+      let req = viaGet
+        ? request(url)
+            .get(`/proxy?${toQuery(client)}`)
+            .agent(connection)
+            .set('Authorization', CLIENT_KEY)
+        : request(url).post(path).set('Authorization', CLIENT_KEY).send(body);
       if (step.revalidate && previous) req = req.set('If-None-Match', previous.etag);
       const res = await req;
       const listed = step.selection.kind === 'enabled' ? expected.filter((t) => t.enabled) : expected;

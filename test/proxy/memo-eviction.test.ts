@@ -13,13 +13,21 @@ import type { FastEvaluation, FeatureRepository } from '../../src/proxy/upstream
 import { readyProxyFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 
-/** Two toggles whose results depend only on `plan`: remembered per plan. */
+/**
+ * Two toggles whose results depend only on `plan`: remembered per plan. Their operator is one the
+ * engine does not compile (the SDK answers it false), so every evaluation is the SDK's and is seen.
+ */
 const payload: FeaturesPayload = {
   version: 2,
   features: ['a', 'b'].map((name) => ({
     name,
     enabled: true,
-    strategies: [{ name: 'default', constraints: [{ contextName: 'plan', operator: 'IN', values: ['p1'] }] }],
+    strategies: [
+      {
+        name: 'default',
+        constraints: [{ contextName: 'plan', operator: 'FUTURE_OPERATOR', values: ['p1'] }],
+      },
+    ],
   })),
 };
 

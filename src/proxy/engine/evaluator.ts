@@ -24,6 +24,7 @@ import {
 } from './plan';
 import { disabledToggle, toEvaluatedToggle, toggleEntry, toggleListBody } from './toggle-json';
 import { UsageTally } from './usage-tally';
+import { RequestScope } from './compiled/scope';
 
 /** Which toggles a request asks for. */
 export type Selection = { kind: 'enabled' } | { kind: 'all' } | { kind: 'named'; names: readonly string[] };
@@ -79,6 +80,8 @@ interface RevisionState {
   readonly constants: readonly Outcome[];
   readonly cache: AnswerCache<CachedAnswer>;
   readonly usage: UsageTally;
+  /** What the engine's compiled toggles share within one request (`compiled/scope.ts`). */
+  readonly scope: RequestScope;
   memoBytes: number;
   memoRows: number;
   /** The memo group that gives up its oldest row next when the budget is reached. */
@@ -180,7 +183,7 @@ export class Evaluator {
 
   constructor(
     private readonly features: FeatureRepository,
-    logger: Logger,
+    private readonly logger: Logger,
     /** The app's evaluation memory, shared with its other evaluators (a private one by default). */
     private readonly memory: EvaluationMemory = new EvaluationMemory(),
     /** The key scope these answers belong to, part of their derived ETags (`etag.ts`). */
@@ -193,6 +196,15 @@ export class Evaluator {
       if (fast) this.revisionState(fast);
     });
     features.beforeUsageSent(() => this.state?.usage.flush());
+  }
+
+  /**
+   * Toggles of the current definitions the SDK evaluates on every request (not constant, not
+   * quarantined, not compiled by the engine: custom strategies, or definitions the engine does
+   * not know); 0 before the first revision is compiled.
+   */
+  sdkEvaluated(): number {
+    return this.state?.plan.sdkEvaluated.length ?? 0;
   }
 
   /** The reply to a request for `selection` with `context`, given the client's `If-None-Match`. */
@@ -320,6 +332,7 @@ export class Evaluator {
     const state = this.revisionState(fast);
     const { enhanced, window } = fresh;
     const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
+    state.scope.begin(enhanced);
     for (const toggle of state.plan.toggles) {
       if (toggle.constant) visit(toggle, toggle.constant, undefined);
       else if (toggle.uncompiled) visit(toggle, undefined, undefined);
@@ -372,8 +385,15 @@ export class Evaluator {
     let outcome: Outcome;
     let decided: StrategyTransportInterface | undefined;
     try {
-      const result = fast.resolve(toggle.name, toggle.customCode ? ownCopy(enhanced) : enhanced);
-      decided = result.feature_enabled ? fast.decidingStrategy(toggle.name) : undefined;
+      const engine = toggle.engine;
+      const result = engine
+        ? engine.evaluate(state.scope)
+        : fast.resolve(toggle.name, toggle.customCode ? ownCopy(enhanced) : enhanced);
+      decided = !result.feature_enabled
+        ? undefined
+        : engine
+          ? engine.decided
+          : fast.decidingStrategy(toggle.name);
       outcome = outcomeOf(toggle, result);
     } catch (err) {
       fast.failed(toggle.name, err);
@@ -424,12 +444,17 @@ export class Evaluator {
       ),
       // a closed evaluator (a dropped view answering a request in flight) keeps nothing
       cache: new AnswerCache(this.closed ? NOTHING_KEPT : this.memory.answers),
+      scope: new RequestScope(plan.checks),
       memoBytes: 0,
       memoRows: 0,
       evictAt: 0,
       memoMember: { evictOne: () => this.forgetOne(state) },
     };
     if (!this.closed) memo.join(state.memoMember);
+    if (plan.sdkEvaluated.length > 0)
+      this.logger.debug(
+        `the SDK evaluates ${plan.sdkEvaluated.length} toggle(s) the engine does not compile (custom strategies or definitions it does not know): ${plan.sdkEvaluated.slice(0, 20).join(', ')}${plan.sdkEvaluated.length > 20 ? ', …' : ''}`,
+      );
     this.state = state;
     return state;
   }
@@ -474,6 +499,7 @@ export class Evaluator {
     const entries: Buffer[] = [];
     const counted: Outcome[] = [];
     const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
+    state.scope.begin(enhanced);
     let cacheable = true;
     for (const toggle of toggles) {
       if (typeof toggle === 'string') {
@@ -536,9 +562,11 @@ export class Evaluator {
     try {
       outcome = outcomeOf(
         toggle,
-        toggle.feature === undefined
-          ? fast.resolve(toggle.name, toggle.customCode ? ownCopy(enhanced) : enhanced)
-          : fast.resolveFeature(toggle.feature, toggle.customCode ? ownCopy(enhanced) : enhanced),
+        toggle.engine
+          ? toggle.engine.evaluate(state.scope)
+          : toggle.feature === undefined
+            ? fast.resolve(toggle.name, toggle.customCode ? ownCopy(enhanced) : enhanced)
+            : fast.resolveFeature(toggle.feature, toggle.customCode ? ownCopy(enhanced) : enhanced),
       );
     } catch (err) {
       fast.failed(toggle.name, err);

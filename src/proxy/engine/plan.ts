@@ -12,6 +12,8 @@ import {
 } from './determinism';
 import { definitionsDigest } from './etag';
 import { toEvaluatedToggle, toggleEntry } from './toggle-json';
+import { Checks } from './compiled/checks';
+import { compileFeature, type ToggleEvaluation } from './compiled/toggle';
 
 /** One evaluated result of a toggle: what its usage counts and its pre-serialised response entry. */
 export interface Outcome {
@@ -42,6 +44,11 @@ export interface CompiledToggle {
   readonly customCode: boolean;
   /** True when the SDK evaluates it alone on every request (irregular, or it could not be compiled). */
   readonly uncompiled: boolean;
+  /**
+   * Its evaluation compiled by the engine (`compiled/`), equal to the SDK's; undefined when the
+   * SDK evaluates it (a custom strategy, or anything the engine does not know), or when it is constant.
+   */
+  readonly engine: ToggleEvaluation | undefined;
   /** What a context must carry for its result to be a pure function of the context. */
   readonly determinism: Determinism;
   /** Outcomes seen so far, by variant name; reused when flags and payload object are the same. */
@@ -65,6 +72,11 @@ export interface CompiledToggle {
   /** Its outcome for the SDK's `DISABLED_ANSWER` and `ENABLED_ANSWER`, once seen (see `outcomeOf`). */
   off: Outcome | undefined;
   on: Outcome | undefined;
+  /**
+   * Its outcomes by the engine's answer object: the engine answers a variant with one object per
+   * variant definition, so an engine toggle finds its outcome by identity (bounded by its definition).
+   */
+  readonly byAnswer: Map<SdkVariant, Outcome>;
 }
 
 /**
@@ -104,6 +116,10 @@ export interface Plan {
   readonly outcomes: readonly Outcome[];
   /** The memo groups of the revision, by `CompiledToggle.group`. */
   readonly groups: readonly MemoGroup[];
+  /** How many distinct constraint checks the engine's toggles have: the size of a request's scope. */
+  readonly checks: number;
+  /** Toggles evaluated by the SDK on every evaluation (not constant, not quarantined, not compiled by the engine), by name. */
+  readonly sdkEvaluated: readonly string[];
 }
 
 interface KnownOutcome {
@@ -127,7 +143,13 @@ const MAX_OUTCOMES_PER_TOGGLE = 32;
 export function outcomeOf(toggle: CompiledToggle, result: SdkVariant): Outcome {
   if (result === DISABLED_ANSWER) return toggle.off ?? (toggle.off = internedOutcome(toggle, result));
   if (result === ENABLED_ANSWER) return toggle.on ?? (toggle.on = internedOutcome(toggle, result));
-  return internedOutcome(toggle, result);
+  if (toggle.engine === undefined) return internedOutcome(toggle, result);
+  let known = toggle.byAnswer.get(result);
+  if (known === undefined) {
+    known = internedOutcome(toggle, result);
+    toggle.byAnswer.set(result, known);
+  }
+  return known;
 }
 
 function internedOutcome(toggle: CompiledToggle, result: SdkVariant): Outcome {
@@ -278,6 +300,8 @@ function isConstant(feature: FeatureInterface, fast: FastEvaluation): boolean {
 class PlanShared {
   readonly outcomes: Outcome[] = [];
   readonly groups: MemoGroup[] = [];
+  /** The engine's distinct constraint checks of the revision. */
+  readonly checks = new Checks();
   private readonly lists = new Map<string, readonly string[]>();
   private readonly groupIds = new Map<string, number>();
 
@@ -345,11 +369,28 @@ function compileToggle(
   });
   if (isConstant(feature, fast))
     toggle.constant = outcomeOf(toggle, feature.enabled === true ? ENABLED_ANSWER : DISABLED_ANSWER);
+  else toggle.engine = engineOf(feature, fast, shared.checks);
   related.push(...own);
   return toggle;
 }
 
 type Compiled = { -readonly [K in keyof CompiledToggle]: CompiledToggle[K] };
+
+/**
+ * The engine's evaluation of a toggle, or undefined when the engine does not compile it (the SDK
+ * evaluates it, as before the engine existed): what it does not know is never guessed at.
+ */
+function engineOf(
+  feature: FeatureInterface,
+  fast: FastEvaluation,
+  checks: Checks,
+): ToggleEvaluation | undefined {
+  try {
+    return compileFeature(feature, fast, checks);
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Every compiled toggle is made here, with its fields in one order: the hot path reads them from
@@ -374,6 +415,7 @@ function compiledToggle(
     constant: undefined,
     quarantined: fields.quarantined ?? false,
     uncompiled: fields.uncompiled ?? false,
+    engine: undefined,
     customCode: fields.customCode ?? false,
     determinism: fields.determinism ?? ALWAYS_DETERMINISTIC,
     outcomes: new Map(),
@@ -383,6 +425,7 @@ function compiledToggle(
     interned,
     off: undefined,
     on: undefined,
+    byAnswer: new Map(),
   };
 }
 
@@ -429,6 +472,8 @@ export function compilePlan(
     dateBoundaries: dateBoundaries([...regular], fast),
     outcomes: shared.outcomes,
     groups: shared.groups,
+    checks: shared.checks.size,
+    sdkEvaluated: toggles.filter((t) => !t.constant && !t.engine).map((t) => t.name),
   };
 }
 

@@ -23,6 +23,8 @@ export interface ScopeServing {
   readonly pipeline: EvaluationPipeline;
   /** The raw GET entry's per-connection memo of this scope's prepared queries. */
   readonly memo: ConnectionMemo;
+  /** The scope's evaluator (its engine's statistics for the metrics). */
+  readonly evaluator: Evaluator;
 }
 
 export interface EnvironmentOptions {
@@ -119,7 +121,7 @@ export class Environment {
       },
       vary: this.options.config.keyVary.evaluation,
     });
-    return { scope, environment: this, features, pipeline, memo: new ConnectionMemo(evaluator) };
+    return { scope, environment: this, features, pipeline, memo: new ConnectionMemo(evaluator), evaluator };
   }
 
   /** True when the upstream token reads every project of `projects`. */

@@ -108,3 +108,16 @@ export function normalizedValue(id: string, groupId: string, normalizer: number,
   }
   return values(id, groupId, normalizer);
 }
+
+/**
+ * `(id) => murmurHash32(prefix + id, seed) % normalizer + 1` with the prefix's hash state made
+ * once: what the SDK's `normalizedValue(id, groupId, normalizer, seed)` answers for the prefix
+ * `${groupId}:`, for a definition compiled once (the engine's rollouts and variant splits).
+ */
+export function prefixedNormalizedValue(
+  prefix: string,
+  seed: number,
+): (id: string, normalizer: number) => number {
+  const state = hashPrefix(prefix, seed);
+  return (id, normalizer) => (continueHash(state, id) % normalizer) + 1;
+}

@@ -3,6 +3,7 @@ import UserWithIdStrategy from 'unleash-client/lib/strategy/user-with-id-strateg
 import { defaultVariant, selectVariant } from 'unleash-client/lib/variant';
 import Repository from 'unleash-client/lib/repository';
 import { sdkHashUtil, sdkMurmurLibrary } from './fast-hash';
+import { sdkHostname, sdkIpAddress, sdkRe2, sdkSemver } from './libraries';
 import { buildHeaders, defaultStrategies, post, resolveBootstrapProvider } from './modules';
 
 /**
@@ -248,6 +249,29 @@ export const REACH_INS: readonly ReachIn[] = [
         'normalizedStrategyValue',
         'normalizedVariantValue',
       ]),
+  },
+  {
+    name: 'semver, ip-address, re2js (as unleash-client loads them)',
+    reliesOn:
+      "the libraries the SDK's operators and remoteAddress strategy call: semver's valid/eq/gt/gte/lt/lte and SemVer, ip-address's Address4/Address6 (isValid), re2js's RE2JS.compile",
+    usedBy: 'libraries.ts → engine/compiled/constraints.ts, engine/compiled/strategies.ts',
+    check: () =>
+      functionsProblem('semver', sdkSemver(), ['valid', 'eq', 'gt', 'gte', 'lt', 'lte', 'SemVer']) ??
+      functionsProblem('ip-address', sdkIpAddress(), ['Address4', 'Address6']) ??
+      (typeof sdkIpAddress().Address4.isValid === 'function' &&
+      typeof sdkIpAddress().Address6.isValid === 'function'
+        ? undefined
+        : "ip-address's Address4 or Address6 has no static isValid") ??
+      (typeof sdkRe2().RE2JS.compile === 'function' ? undefined : "re2js's RE2JS has no static compile"),
+  },
+  {
+    name: 'ApplicationHostnameStrategy#hostname',
+    reliesOn: 'the lower-cased host name the built-in applicationHostname strategy compares with (a string)',
+    usedBy: 'libraries.ts (sdkHostname) → engine/compiled/strategies.ts',
+    check: () =>
+      sdkHostname() === undefined
+        ? 'the applicationHostname strategy of lib/strategy defaultStrategies has no string hostname'
+        : undefined,
   },
   {
     name: 'lib/request: post, buildHeaders',
