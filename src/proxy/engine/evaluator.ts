@@ -314,6 +314,7 @@ export class Evaluator {
     }
     const { enhanced, window } = fresh;
     const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
+    state.scope.begin(enhanced);
     return this.evaluateToggle(fast, state, toggle, enhanced, window, keys);
   }
 
@@ -362,6 +363,7 @@ export class Evaluator {
     const toggle = state.plan.byName.get(name);
     if (toggle === undefined) return false;
     const { enhanced, window } = fresh;
+    state.scope.begin(enhanced);
     if (toggle.constant) {
       if (toggle.constant.id !== QUARANTINED) state.usage.count(toggle.constant);
       visit(toggle, toggle.constant, undefined);
