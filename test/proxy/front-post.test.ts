@@ -11,7 +11,7 @@ import http from 'node:http';
 import fc from 'fast-check';
 import type { ProxyApp } from '../../src/proxy/app';
 import { LoopbackServers } from '../support/listen';
-import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
+import { CLIENT_KEY, expressRouted, readyProxyFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 
 const RUNS = Number(process.env.POST_LANE_RUNS ?? 150);
@@ -64,12 +64,7 @@ beforeAll(async () => {
   const express = await readyProxyFor(upstream, { maxBodySize: MAX_BODY, trustProxy: true });
   expect(express.listener).toBe(express);
   apps.push(lane, express);
-  const router = lane.router as unknown as { handle: (...args: unknown[]) => unknown };
-  const handle = router.handle.bind(router);
-  router.handle = (...args: unknown[]) => {
-    routed.push(String((args[0] as http.IncomingMessage).url));
-    return handle(...args);
-  };
+  routed = expressRouted(lane);
   laneUrl = await servers.listen(lane.listener);
   expressUrl = await servers.listen(express);
 });
@@ -79,7 +74,7 @@ afterAll(async () => {
   await upstream.stop();
 });
 beforeEach(() => {
-  routed = [];
+  routed.length = 0;
 });
 
 interface Sent {

@@ -10,7 +10,7 @@ import type { HeaderObject, OpenAPIObject, ResponseObject } from 'openapi3-ts/oa
 import type { ProxyApp } from '../../src/proxy/app';
 import type { ProxyOptions } from '../../src/proxy/config/types';
 import { LoopbackServers } from '../support/listen';
-import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
+import { CLIENT_KEY, expressRouted, readyProxyFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 
 const SERVER_TOKEN = 'server-sdk-token-1';
@@ -217,7 +217,7 @@ afterAll(async () => {
 
 describe.each(SETUPS)('Vary names the key header, with $name', (setup) => {
   let url: string;
-  const routed: string[] = [];
+  let routed: string[] = [];
 
   beforeAll(async () => {
     const app = await readyProxyFor(upstream, {
@@ -226,12 +226,7 @@ describe.each(SETUPS)('Vary names the key header, with $name', (setup) => {
       ...setup.options,
     });
     apps.push(app);
-    const router = app.router as unknown as { handle: (...args: unknown[]) => unknown };
-    const handle = router.handle.bind(router);
-    router.handle = (...args: unknown[]) => {
-      routed.push(String((args[0] as http.IncomingMessage).url));
-      return handle(...args);
-    };
+    routed = expressRouted(app);
     // as `start()` serves it: the front first, Express for the rest
     url = await servers.listen(app.listener);
   });

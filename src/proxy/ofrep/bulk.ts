@@ -1,7 +1,7 @@
 import type { Context } from 'unleash-client';
 import type { FeatureInterface, StrategyTransportInterface } from '../upstream/sdk/types';
 import { detailsFor, reasonOf, type EvaluationReason } from '../engine/details';
-import { FAILED, type Evaluator, type Prepared } from '../engine/evaluator';
+import { FAILED, type Evaluator, type Prepared, type ToggleVisit } from '../engine/evaluator';
 import type { CompiledToggle, Outcome } from '../engine/plan';
 import type { EvaluatedToggle, FeatureRepository } from '../upstream/feature-repository';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
@@ -123,12 +123,49 @@ function reasonFor(
 
 const bytesOf = (result: OfrepResult): Buffer => Buffer.from(JSON.stringify(result));
 
+/** An OFREP result as bytes, with the status a single flag answers it with. */
+interface FlagEntry {
+  readonly body: Buffer;
+  readonly status: number;
+}
+
 /**
- * The entries of the `flags` array of OFREP's bulk answer, as bytes: every toggle through the evaluator of `/proxy`
- * (`Evaluator.each`: its plan, constants, memo, interned outcomes and usage counts), each result
- * serialised once per outcome and reason. A toggle whose reason depends on the strategy that
- * enabled it is evaluated with that strategy; an uncompiled one goes through `details.ts` as a
- * single flag does. Undefined when the SDK's full evaluation must run.
+ * The decider and visitor of `Evaluator.each` / `one` for OFREP: each toggle's result serialised
+ * once per outcome and reason (evaluated with the strategy that enabled it when its reason depends
+ * on it; an uncompiled one through `details.ts`), handed to `onEntry`.
+ */
+function ofrepVisit(
+  features: FeatureRepository,
+  context: Context,
+  onEntry: (entry: FlagEntry) => void,
+): { decider: (toggle: CompiledToggle) => boolean; visit: ToggleVisit } {
+  let single: ReturnType<typeof detailsFor> | undefined;
+  let revision: RevisionEntries | undefined;
+  return {
+    decider: (toggle) =>
+      (revision ??= revisionOf(toggle)).factsOf(features, toggle).enabledReason === undefined,
+    visit: (toggle, outcome, decided) => {
+      revision ??= revisionOf(toggle);
+      // known already when the decider above was asked about this toggle
+      const facts = revision.facts[toggle.index] ?? revision.factsOf(features, toggle);
+      const { feature } = facts;
+      if (outcome === undefined || feature === undefined) {
+        single ??= detailsFor(features, context);
+        const details = single(toggle.name);
+        const result = details ? toOfrepResult(details) : flagNotFound(toggle.name);
+        onEntry({ body: bytesOf(result), status: statusOf(result) });
+        return;
+      }
+      const body = revision.entryOf(feature, outcome, reasonFor(toggle, feature, facts, outcome, decided));
+      onEntry({ body, status: failures.has(body) ? 500 : 200 });
+    },
+  };
+}
+
+/**
+ * The entries of the `flags` array of OFREP's bulk answer, as bytes: every toggle through the
+ * evaluator of `/proxy` (`Evaluator.each`: its plan, constants, memo, interned outcomes and usage
+ * counts). Undefined when the SDK's full evaluation must run.
  */
 export function bulkFlags(
   features: FeatureRepository,
@@ -137,26 +174,8 @@ export function bulkFlags(
   context: Context,
 ): Buffer[] | undefined {
   const entries: Buffer[] = [];
-  let single: ReturnType<typeof detailsFor> | undefined;
-  let revision: RevisionEntries | undefined;
-  const handled = evaluator.each(
-    prepared,
-    (toggle) => (revision ??= revisionOf(toggle)).factsOf(features, toggle).enabledReason === undefined,
-    (toggle, outcome, decided) => {
-      revision ??= revisionOf(toggle);
-      // known already when the decider above was asked about this toggle
-      const facts = revision.facts[toggle.index] ?? revision.factsOf(features, toggle);
-      const { feature } = facts;
-      if (outcome === undefined || feature === undefined) {
-        single ??= detailsFor(features, context);
-        const details = single(toggle.name);
-        entries.push(bytesOf(details ? toOfrepResult(details) : flagNotFound(toggle.name)));
-        return;
-      }
-      entries.push(revision.entryOf(feature, outcome, reasonFor(toggle, feature, facts, outcome, decided)));
-    },
-  );
-  return handled ? entries : undefined;
+  const { decider, visit } = ofrepVisit(features, context, (entry) => entries.push(entry.body));
+  return evaluator.each(prepared, decider, visit) ? entries : undefined;
 }
 
 /**
@@ -171,28 +190,10 @@ export function singleFlag(
   prepared: Prepared,
   context: Context,
   name: string,
-): { body: Buffer; status: number } | undefined {
-  let answer: { body: Buffer; status: number } | undefined;
-  let revision: RevisionEntries | undefined;
-  const handled = evaluator.one(
-    prepared,
-    name,
-    (toggle) => (revision ??= revisionOf(toggle)).factsOf(features, toggle).enabledReason === undefined,
-    (toggle, outcome, decided) => {
-      revision ??= revisionOf(toggle);
-      const facts = revision.facts[toggle.index] ?? revision.factsOf(features, toggle);
-      const { feature } = facts;
-      if (outcome === undefined || feature === undefined) {
-        const details = detailsFor(features, context)(toggle.name);
-        const result = details ? toOfrepResult(details) : flagNotFound(toggle.name);
-        answer = { body: bytesOf(result), status: statusOf(result) };
-        return;
-      }
-      const body = revision.entryOf(feature, outcome, reasonFor(toggle, feature, facts, outcome, decided));
-      answer = { body, status: failures.has(body) ? 500 : 200 };
-    },
-  );
-  return handled ? answer : undefined;
+): FlagEntry | undefined {
+  let answer: FlagEntry | undefined;
+  const { decider, visit } = ofrepVisit(features, context, (entry) => (answer = entry));
+  return evaluator.one(prepared, name, decider, visit) ? answer : undefined;
 }
 
 /** The status of a single flag's result: 404 for a flag not found, 500 for another failure. */

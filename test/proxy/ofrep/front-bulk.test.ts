@@ -18,7 +18,7 @@ import fc from 'fast-check';
 import type { ProxyApp } from '../../../src/proxy/app';
 import type { ProxyOptions } from '../../../src/proxy/config/types';
 import { LoopbackServers } from '../../support/listen';
-import { CLIENT_KEY, readyProxyFor, waitFor } from '../../support/proxy';
+import { CLIENT_KEY, expressRouted, readyProxyFor, waitFor } from '../../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../../support/upstream';
 import {
   ALLOWED_ORIGIN,
@@ -83,13 +83,7 @@ const sides: Side[] = [];
 
 async function side(up: TestUpstream, options: ProxyOptions, via: 'listener' | 'express'): Promise<Side> {
   const app = await readyProxyFor(up, options);
-  const routed: string[] = [];
-  const router = app.router as unknown as { handle: (...args: unknown[]) => unknown };
-  const handle = router.handle.bind(router);
-  router.handle = (...args: unknown[]) => {
-    routed.push(String((args[0] as http.IncomingMessage).url));
-    return handle(...args);
-  };
+  const routed = expressRouted(app);
   const made: Side = {
     app,
     url: await servers.listen(via === 'listener' ? app.listener : app),
