@@ -36,11 +36,10 @@ const NOT_READY = 'flags-proxy is not ready: it has not yet synchronised flag de
 
 /**
  * The gate every request of an endpoint passes, once, in this order: the address lists (403),
- * CORS headers, readiness, the
- * key → scope step, the request series (labelled by route from here; a refusal before is
- * `unmatched`), the body, then the endpoint, with compression for answers with a body and the
- * endpoint's error shape for anything that fails. Each step is synchronous when it can be: a
- * known key and a plain body answer without a promise.
+ * CORS headers, readiness, the key → scope step, the request series (labelled by route from here;
+ * a refusal before is `unmatched`), the body, then the endpoint, with compression for answers
+ * with a body and the endpoint's error shape for anything that fails. Each step is synchronous
+ * when it can be: a known key and a plain body answer without a promise.
  */
 export class Gate {
   constructor(private readonly options: GateOptions) {}
