@@ -12,7 +12,7 @@ import type { RequestBody } from './request-body';
 export interface GateOptions {
   /** ALLOW_LIST / DENY_LIST on the client address; none without lists. */
   allowed?: (req: IncomingMessage) => boolean;
-  /** Readiness of the proxy: any environment holds definitions. */
+  /** Readiness of the proxy: true once some environment holds definitions. */
   ready: { isReady(): boolean };
   /** The app's CORS middleware, and what it sets on a simple request, per origin. */
   cors: NodeMiddleware;
