@@ -176,7 +176,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const missingKey = new AuthenticationRequired(`Missing client key: send it in the "${header}" header`);
   const invalidKey = new AuthenticationRequired(`Invalid client key in the "${header}" header`);
   const serverTokens = config.expServerSideSdkConfig.tokens;
-  const frontendKey_ = {
+  const frontendKeyOptions = {
     keys,
     attempts: [{ header, kind: 'frontend' as const }],
     missing: missingKey,
@@ -217,7 +217,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     bodyResponse: bodyResponse.map(asNodeMiddleware),
     errors: new ErrorAnswers(config.logger),
   });
-  const evaluationKey = frontendKey(keys, frontendKey_);
+  const evaluationKey = frontendKey(keys, frontendKeyOptions);
   const ofrepPath = `${config.proxyBasePath}/ofrep`;
   const ofrep = ofrepRoutes({
     features,
@@ -305,11 +305,11 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     prometheusRouter(
       metrics,
       (res) => scrapeViews.get(scopeOf(res).environment),
-      requireScope({ ...frontendKey_, whileUnserved: true }),
+      requireScope({ ...frontendKeyOptions, whileUnserved: true }),
     ),
   );
   // other paths under the evaluation paths: the key first, then 404
-  app.use(clientPaths, requireScope(frontendKey_));
+  app.use(clientPaths, requireScope(frontendKeyOptions));
   // The client API for backend SDKs (Unleash Edge's): client tokens, limited to their projects.
   const clientApiPath = `${config.proxyBasePath}/api`;
   const clientApiAuth = requireScope(clientToken);
