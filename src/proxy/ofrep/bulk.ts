@@ -10,11 +10,12 @@ import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
 interface ToggleFacts {
   readonly feature: FeatureInterface | undefined;
   /**
-   * The reason of an enabled answer when it does not depend on which strategy enabled it (the
-   * first strategy's for a constant toggle, the one reason every strategy gives otherwise);
-   * undefined when it does: such a toggle is evaluated with its deciding strategy on every request.
+   * The reason of an enabled answer (its place in `REASONS`) when it does not depend on which
+   * strategy enabled it (the first strategy's for a constant toggle, the one reason every strategy
+   * gives otherwise); undefined when it does: such a toggle is evaluated with its deciding strategy
+   * on every request.
    */
-  readonly enabledReason: EvaluationReason | undefined;
+  readonly enabledReason: number | undefined;
 }
 
 /** Every reason, numbered: an entry's place among its outcome's entries. */
@@ -28,6 +29,8 @@ const REASONS: readonly EvaluationReason[] = [
   'UNKNOWN',
 ];
 const REASON_INDEX = new Map(REASONS.map((reason, i) => [reason, i]));
+const indexOf = (reason: EvaluationReason): number => REASON_INDEX.get(reason) ?? REASONS.length - 1;
+const [DISABLED, DEFAULT, STATIC, , , ERROR, UNKNOWN] = REASONS.map((_, i) => i);
 
 /**
  * What OFREP keeps of one definitions revision, found from any of its compiled toggles (they share
@@ -39,24 +42,24 @@ class RevisionEntries {
   readonly facts: (ToggleFacts | undefined)[] = [];
   private readonly entries: (Buffer | undefined)[] = [];
   /** Outcomes not interned (`id` < 0): a toggle's 33rd variant, a failed evaluation. */
-  private readonly loose = new WeakMap<Outcome, Map<EvaluationReason, Buffer>>();
+  private readonly loose = new WeakMap<Outcome, Map<number, Buffer>>();
 
   factsOf(features: FeatureRepository, toggle: CompiledToggle): ToggleFacts {
     let facts = this.facts[toggle.index];
     if (facts === undefined) {
       const feature = features.toggle(toggle.name);
-      facts = { feature, enabledReason: feature === undefined ? undefined : enabledReason(toggle, feature) };
+      const reason = feature === undefined ? undefined : enabledReason(toggle, feature);
+      facts = { feature, enabledReason: reason === undefined ? undefined : indexOf(reason) };
       this.facts[toggle.index] = facts;
     }
     return facts;
   }
 
-  /** One flag's OFREP result as bytes, made once per outcome and reason. */
-  entryOf(feature: FeatureInterface, outcome: Outcome, reason: EvaluationReason): Buffer {
-    const reasonIndex = REASON_INDEX.get(reason) ?? REASONS.length - 1;
+  /** One flag's OFREP result as bytes, made once per outcome and reason (its place in `REASONS`). */
+  entryOf(feature: FeatureInterface, outcome: Outcome, reason: number): Buffer {
     if (outcome.id >= 0) {
-      const at = outcome.id * REASONS.length + reasonIndex;
-      return (this.entries[at] ??= serialise(feature, outcome, reason));
+      const at = outcome.id * REASONS.length + reason;
+      return (this.entries[at] ??= serialise(feature, outcome, REASONS[reason]));
     }
     let byReason = this.loose.get(outcome);
     if (byReason === undefined) {
@@ -65,7 +68,7 @@ class RevisionEntries {
     }
     let entry = byReason.get(reason);
     if (entry === undefined) {
-      entry = serialise(feature, outcome, reason);
+      entry = serialise(feature, outcome, REASONS[reason]);
       byReason.set(reason, entry);
     }
     return entry;
@@ -84,16 +87,14 @@ function revisionOf(toggle: CompiledToggle): RevisionEntries {
   return revision;
 }
 
-/** Serialised results that are failures (an `errorCode`: a single flag answers them 500). */
-const failures = new WeakSet<Buffer>();
+/** The HTTP status of a single flag's serialised result, for those that are failures (an `errorCode`); 200 otherwise. */
+const failureStatus = new WeakMap<Buffer, number>();
 
 /** The outcome's entry is the JSON of the evaluated toggle: reading it back gives that toggle. */
 function serialise(feature: FeatureInterface, outcome: Outcome, reason: EvaluationReason): Buffer {
   const toggle = JSON.parse(outcome.entry.toString('utf8')) as EvaluatedToggle;
   const result = toOfrepResult({ toggle, feature, reason });
-  const bytes = bytesOf(result);
-  if ('errorCode' in result) failures.add(bytes);
-  return bytes;
+  return bytesOf(result);
 }
 
 function enabledReason(toggle: CompiledToggle, feature: FeatureInterface): EvaluationReason | undefined {
@@ -105,23 +106,29 @@ function enabledReason(toggle: CompiledToggle, feature: FeatureInterface): Evalu
   return reasons.size === 1 ? [...reasons][0] : undefined;
 }
 
-/** The reason of one answer, as `details.ts` gives it for a fresh evaluation. */
+/** The reason of one answer (its place in `REASONS`), as `details.ts` gives it for a fresh evaluation. */
 function reasonFor(
   toggle: CompiledToggle,
   feature: FeatureInterface,
   facts: ToggleFacts,
   outcome: Outcome,
   decided: StrategyTransportInterface | undefined,
-): EvaluationReason {
-  if (toggle.quarantined || outcome.id === FAILED) return 'ERROR';
-  if (!feature.enabled) return 'DISABLED';
-  if (!outcome.enabled) return 'DEFAULT';
-  if (!feature.strategies?.length) return 'STATIC';
+): number {
+  if (toggle.quarantined || outcome.id === FAILED) return ERROR;
+  if (!feature.enabled) return DISABLED;
+  if (!outcome.enabled) return DEFAULT;
+  if (!feature.strategies?.length) return STATIC;
   if (facts.enabledReason !== undefined) return facts.enabledReason;
-  return decided ? reasonOf(decided, feature) : 'UNKNOWN';
+  return decided ? indexOf(reasonOf(decided, feature)) : UNKNOWN;
 }
 
-const bytesOf = (result: OfrepResult): Buffer => Buffer.from(JSON.stringify(result));
+/** An OFREP result as bytes; a failure's status (`statusOf`) noted for a single flag's answer. */
+function bytesOf(result: OfrepResult): Buffer {
+  const bytes = Buffer.from(JSON.stringify(result));
+  const status = statusOf(result);
+  if (status !== 200) failureStatus.set(bytes, status);
+  return bytes;
+}
 
 /** An OFREP result as bytes, with the status a single flag answers it with. */
 interface FlagEntry {
@@ -137,7 +144,7 @@ interface FlagEntry {
 function ofrepVisit(
   features: FeatureRepository,
   context: Context,
-  onEntry: (entry: FlagEntry) => void,
+  onEntry: (body: Buffer) => void,
 ): { decider: (toggle: CompiledToggle) => boolean; visit: ToggleVisit } {
   let single: ReturnType<typeof detailsFor> | undefined;
   let revision: RevisionEntries | undefined;
@@ -152,12 +159,10 @@ function ofrepVisit(
       if (outcome === undefined || feature === undefined) {
         single ??= detailsFor(features, context);
         const details = single(toggle.name);
-        const result = details ? toOfrepResult(details) : flagNotFound(toggle.name);
-        onEntry({ body: bytesOf(result), status: statusOf(result) });
+        onEntry(bytesOf(details ? toOfrepResult(details) : flagNotFound(toggle.name)));
         return;
       }
-      const body = revision.entryOf(feature, outcome, reasonFor(toggle, feature, facts, outcome, decided));
-      onEntry({ body, status: failures.has(body) ? 500 : 200 });
+      onEntry(revision.entryOf(feature, outcome, reasonFor(toggle, feature, facts, outcome, decided)));
     },
   };
 }
@@ -174,7 +179,7 @@ export function bulkFlags(
   context: Context,
 ): Buffer[] | undefined {
   const entries: Buffer[] = [];
-  const { decider, visit } = ofrepVisit(features, context, (entry) => entries.push(entry.body));
+  const { decider, visit } = ofrepVisit(features, context, (body) => entries.push(body));
   return evaluator.each(prepared, decider, visit) ? entries : undefined;
 }
 
@@ -191,9 +196,10 @@ export function singleFlag(
   context: Context,
   name: string,
 ): FlagEntry | undefined {
-  let answer: FlagEntry | undefined;
-  const { decider, visit } = ofrepVisit(features, context, (entry) => (answer = entry));
-  return evaluator.one(prepared, name, decider, visit) ? answer : undefined;
+  let answer: Buffer | undefined;
+  const { decider, visit } = ofrepVisit(features, context, (body) => (answer = body));
+  if (!evaluator.one(prepared, name, decider, visit) || answer === undefined) return undefined;
+  return { body: answer, status: failureStatus.get(answer) ?? 200 };
 }
 
 /** The status of a single flag's result: 404 for a flag not found, 500 for another failure. */

@@ -11,7 +11,7 @@ export function murmurHash32(key: string, seed = 0): number {
 }
 
 /** The hash state after a key's first characters: continue it with `continueHash`. */
-interface HashPrefix {
+export interface HashPrefix {
   /** State after the prefix's whole 4-byte blocks. */
   readonly h1: number;
   /** The bytes of the last, partial block (little-endian) and how many there are (0–3). */
@@ -37,7 +37,8 @@ function mixBlock(h1: number, block: number): number {
   return (Math.imul((h << 13) | (h >>> 19), 5) + 0xe6546b64) | 0;
 }
 
-function hashPrefix(prefix: string, seed: number): HashPrefix {
+/** The hash state after `prefix`, for keys that start with it (`continueHash`). */
+export function hashPrefix(prefix: string, seed: number): HashPrefix {
   const length = prefix.length;
   const blocks = length - (length % 4);
   let h1 = seed | 0;
@@ -48,7 +49,7 @@ function hashPrefix(prefix: string, seed: number): HashPrefix {
 }
 
 /** `murmurHash32(prefix + rest, seed)` from the prefix's state: the prefix is not read again. */
-function continueHash(prefix: HashPrefix, rest: string): number {
+export function continueHash(prefix: HashPrefix, rest: string): number {
   const n = rest.length;
   let h1 = prefix.h1;
   let block = prefix.tail;
@@ -107,17 +108,4 @@ export function normalizedValue(id: string, groupId: string, normalizer: number,
     bySeed.set(seed, values);
   }
   return values(id, groupId, normalizer);
-}
-
-/**
- * `(id) => murmurHash32(prefix + id, seed) % normalizer + 1` with the prefix's hash state made
- * once: what the SDK's `normalizedValue(id, groupId, normalizer, seed)` answers for the prefix
- * `${groupId}:`, for a definition compiled once (the engine's rollouts and variant splits).
- */
-export function prefixedNormalizedValue(
-  prefix: string,
-  seed: number,
-): (id: string, normalizer: number) => number {
-  const state = hashPrefix(prefix, seed);
-  return (id, normalizer) => (continueHash(state, id) % normalizer) + 1;
 }

@@ -15,17 +15,45 @@ export function contextValue(context: Context, field: string): string | undefine
 const TRUE = 1;
 const FALSE = 2;
 
+/** Field names the engine reads through `RequestScope.value`, numbered process-wide; at most this many. */
+const MAX_FIELDS = 4096;
+const FIELD_INDEX = new Map<string, number>();
+
+/**
+ * The number of a context field the engine reads (stickiness, variant seeds, overrides), for
+ * `RequestScope.value`; -1 once `MAX_FIELDS` names are numbered (definitions come and go: such a
+ * field is read from the context every time, never remembered).
+ */
+export function fieldIndex(field: string): number {
+  let index = FIELD_INDEX.get(field);
+  if (index === undefined) {
+    if (FIELD_INDEX.size >= MAX_FIELDS) return -1;
+    index = FIELD_INDEX.size;
+    FIELD_INDEX.set(field, index);
+  }
+  return index;
+}
+
 /**
  * What one request computes once and shares among every compiled toggle it evaluates: the result
- * of each distinct check of the revision (`Checks`), by check id. A request is evaluated
- * synchronously from `begin` to its last toggle, so one scope per revision serves every request;
- * `begin` forgets the previous request's results (by counting requests, not by clearing).
+ * of each distinct check of the revision (`Checks`), by check id, and each field value read
+ * (`value`), by field number; and the root fields the built-in strategies read, taken from the
+ * context once (one object shape for every request, whatever the shape of its context). A request
+ * is evaluated synchronously from `begin` to its last toggle, so one scope per revision serves
+ * every request; `begin` forgets the previous request's results (by counting requests, not by
+ * clearing).
  */
 export class RequestScope {
   private stamps: Uint32Array;
   private results: Uint8Array;
+  private valueStamps = new Uint32Array(16);
+  private values: (string | undefined)[] = [];
   private request = 0;
   context: Context = {};
+  /** The context's root fields as the SDK's built-in strategies read them. */
+  userId: unknown = undefined;
+  sessionId: unknown = undefined;
+  featureToggle: unknown = undefined;
 
   constructor(checks: number) {
     this.stamps = new Uint32Array(checks);
@@ -35,9 +63,13 @@ export class RequestScope {
   /** Starts a request with `context`. */
   begin(context: Context): void {
     this.context = context;
+    this.userId = context.userId;
+    this.sessionId = context.sessionId;
+    this.featureToggle = (context as Record<string, unknown>).featureToggle;
     this.request += 1;
     if (this.request === 0xffffffff) {
       this.stamps.fill(0);
+      this.valueStamps.fill(0);
       this.request = 1;
     }
   }
@@ -50,6 +82,21 @@ export class RequestScope {
     this.stamps[id] = this.request;
     this.results[id] = result ? TRUE : FALSE;
     return result;
+  }
+
+  /** `contextValue(context, field)` for this request, read once per field (`index`: `fieldIndex(field)`). */
+  value(index: number, field: string): string | undefined {
+    if (index < 0) return contextValue(this.context, field);
+    if (index >= this.valueStamps.length) {
+      const stamps = new Uint32Array(Math.max(index + 1, this.valueStamps.length * 2));
+      stamps.set(this.valueStamps);
+      this.valueStamps = stamps;
+    }
+    if (this.valueStamps[index] === this.request) return this.values[index];
+    const value = contextValue(this.context, field);
+    this.valueStamps[index] = this.request;
+    this.values[index] = value;
+    return value;
   }
 
   private grow(size: number): void {

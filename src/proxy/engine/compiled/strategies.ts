@@ -1,26 +1,63 @@
 import type { Context } from 'unleash-client';
 import type { SdkVariant } from '../../upstream/feature-repository';
-import { normalizedValue, prefixedNormalizedValue } from '../../upstream/murmur-hash';
+import { continueHash, hashPrefix, normalizedValue, type HashPrefix } from '../../upstream/murmur-hash';
 import { sdkHostname, sdkIpAddress, type IpAddress } from '../../upstream/sdk/libraries';
 import type { Segment, StrategyTransportInterface } from '../../upstream/sdk/types';
 import { ENABLED_ANSWER } from '../../upstream/sdk/variant';
 import { NotCompiled, type Check } from './constraints';
 import type { Checks } from './checks';
 import type { RequestScope } from './scope';
-import { contextValue } from './scope';
-import { compileVariantChoice, type VariantChoice } from './variants';
+import { fieldIndex } from './scope';
+import { chooseVariant, compileVariantChoice, type VariantChoice } from './variants';
 
 /** The seed of the SDK's rollout hash (`strategy/util.js`). */
 const STRATEGY_SEED = 0;
 
 /**
- * One strategy of a toggle compiled: `undefined` when it does not enable the toggle for the
- * context, else the SDK's answer for the toggle (its strategy variant, or `ENABLED_ANSWER` when it
- * has none) before feature variants are considered.
+ * How a compiled strategy decides, read by `isEnabledFor` (one function for every strategy: a
+ * switch on data, no closure per strategy to call through).
+ */
+const ALWAYS = 0;
+const NEVER = 1;
+/** A check of the context shared per request (`RequestScope.shared`): userWithId, remoteAddress. */
+const SHARED = 2;
+/** flexibleRollout: a sticky value, hashed after the strategy's `groupId:`. */
+const ROLLOUT_GROUP = 3;
+/** flexibleRollout without a groupId: hashed after the context's `featureToggle:`. */
+const ROLLOUT_TOGGLE = 4;
+/** gradualRolloutUserId / gradualRolloutSessionId: the field's value, hashed after `groupId:`. */
+const GRADUAL = 5;
+/** gradualRolloutRandom: a die against the percentage. */
+const RANDOM = 6;
+
+/** Where a rollout's sticky value comes from. */
+const STICKY_DEFAULT = 0;
+const STICKY_RANDOM = 1;
+const STICKY_FIELD = 2;
+
+/**
+ * One strategy of a toggle compiled: its definition, the ids and checks of its constraints (its
+ * own, then its segments'), and how it decides (`kind` with what that kind reads). Evaluated by
+ * `strategyResult`.
  */
 export interface CompiledStrategy {
   readonly definition: StrategyTransportInterface;
-  result(scope: RequestScope): SdkVariant | undefined;
+  readonly checkIds: readonly number[];
+  readonly checks: readonly Check[];
+  readonly kind: number;
+  /** SHARED: the check's id and function. */
+  readonly sharedId: number;
+  readonly sharedCheck: Check | undefined;
+  /** The rollout's or the die's percentage. */
+  readonly percentage: number;
+  /** Rollouts: where the sticky value comes from, and its field (read as `contextValue` reads it, or, for GRADUAL, the root field) with its number (`fieldIndex`). */
+  readonly sticky: number;
+  readonly field: string;
+  readonly fieldIndex: number;
+  /** ROLLOUT_GROUP and GRADUAL: the hash state after `groupId:`; undefined when the percentage is not above 0. */
+  readonly prefix: HashPrefix | undefined;
+  /** Its strategy variants; undefined without. */
+  readonly choice: VariantChoice | undefined;
 }
 
 /** The built-in strategies of `unleash-client` 6, by name. */
@@ -69,55 +106,46 @@ function stringParameter(parameters: Record<string, unknown>, key: string): stri
 /** `${Math.round(Math.random() * 10000) + 1}`: the flexible rollout's die. */
 const rolloutDie = () => `${Math.round(Math.random() * 10000) + 1}`;
 
-/** `percentage > 0 && normalizedStrategyValue(id, groupId) <= percentage` with the prefix made once. */
-function rolloutOf(groupId: string, percentage: number): (id: string) => boolean {
-  if (!(percentage > 0)) return () => false;
-  const hash = prefixedNormalizedValue(`${groupId}:`, STRATEGY_SEED);
-  return (id) => hash(id, 100) <= percentage;
+/** What `isEnabledFor` reads, besides the kind; the parts a kind does not use keep these values. */
+interface Decision {
+  readonly kind: number;
+  readonly percentage: number;
+  readonly sticky: number;
+  readonly field: string;
+  readonly prefix: HashPrefix | undefined;
+  /** SHARED: the check of the context alone, shared per request under its parameter. */
+  readonly pure?: Check;
 }
 
-function flexibleRollout(parameters: Record<string, unknown>): (context: Context) => boolean {
+const NOTHING = { percentage: 0, sticky: STICKY_DEFAULT, field: '', prefix: undefined };
+
+/** `percentage > 0 && normalizedStrategyValue(id, groupId) <= percentage`: the prefix's state, undefined when it never passes. */
+const rolloutPrefix = (groupId: string, percentage: number): HashPrefix | undefined =>
+  percentage > 0 ? hashPrefix(`${groupId}:`, STRATEGY_SEED) : undefined;
+
+function flexibleRollout(parameters: Record<string, unknown>): Decision {
   const percentage = Number(primitive(parameters, 'rollout'));
   const stickiness = primitive(parameters, 'stickiness') || 'default';
   if (typeof stickiness !== 'string') throw new NotCompiled('stickiness not a string');
-  const id: (context: Context) => unknown =
-    stickiness === 'default'
-      ? (context) => context.userId || context.sessionId || rolloutDie()
-      : stickiness === 'random'
-        ? () => rolloutDie()
-        : (context) => contextValue(context, stickiness);
+  const sticky =
+    stickiness === 'default' ? STICKY_DEFAULT : stickiness === 'random' ? STICKY_RANDOM : STICKY_FIELD;
   const group = primitive(parameters, 'groupId');
-  if (group) {
-    const rollout = rolloutOf(`${group}`, percentage);
-    return (context) => {
-      const sticky = id(context);
-      return sticky ? rollout(`${sticky as string}`) : false;
+  if (group)
+    return {
+      kind: ROLLOUT_GROUP,
+      percentage,
+      sticky,
+      field: stickiness,
+      prefix: rolloutPrefix(`${group}`, percentage),
     };
-  }
-  if (!(percentage > 0)) return () => false;
-  return (context) => {
-    const sticky = id(context);
-    if (!sticky) return false;
-    const groupId: unknown = context.featureToggle || '';
-    return normalizedValue(`${sticky as string}`, `${groupId as string}`, 100, STRATEGY_SEED) <= percentage;
-  };
+  if (!(percentage > 0)) return { ...NOTHING, kind: NEVER };
+  return { kind: ROLLOUT_TOGGLE, percentage, sticky, field: stickiness, prefix: undefined };
 }
 
-function gradualRollout(
-  parameters: Record<string, unknown>,
-  field: 'userId' | 'sessionId',
-): (context: Context) => boolean {
+function gradualRollout(parameters: Record<string, unknown>, field: 'userId' | 'sessionId'): Decision {
   const percentage = Number(primitive(parameters, 'percentage'));
-  const rollout = rolloutOf(`${primitive(parameters, 'groupId') || ''}`, percentage);
-  return (context) => {
-    const id = context[field];
-    return id ? rollout(`${id}`) : false;
-  };
-}
-
-function gradualRolloutRandom(parameters: Record<string, unknown>): (context: Context) => boolean {
-  const percentage = Number(primitive(parameters, 'percentage'));
-  return () => percentage >= Math.floor(Math.random() * 100) + 1;
+  const prefix = rolloutPrefix(`${primitive(parameters, 'groupId') || ''}`, percentage);
+  return { kind: GRADUAL, percentage, sticky: STICKY_FIELD, field, prefix };
 }
 
 function userWithId(parameters: Record<string, unknown>): (context: Context) => boolean {
@@ -163,22 +191,22 @@ function remoteAddress(parameters: Record<string, unknown>): (context: Context) 
   };
 }
 
-function applicationHostname(parameters: Record<string, unknown>): (context: Context) => boolean {
+/** Whether the SDK's host name is among the strategy's: the same for every context. */
+function applicationHostname(parameters: Record<string, unknown>): boolean {
   const hostNames = stringParameter(parameters, 'hostNames');
-  if (!hostNames) return () => false;
+  if (!hostNames) return false;
   const hostname = sdkHostname();
   if (hostname === undefined) throw new NotCompiled('the host name of the SDK is unknown');
-  const enabled = hostNames
+  return hostNames
     .toLowerCase()
     .split(/\s*,\s*/)
     .includes(hostname);
-  return () => enabled;
 }
 
-function isEnabledOf(name: string, parameters: Record<string, unknown>): (context: Context) => boolean {
+function decisionOf(name: string, parameters: Record<string, unknown>): Decision {
   switch (name) {
     case 'default':
-      return () => true;
+      return { ...NOTHING, kind: ALWAYS };
     case 'flexibleRollout':
       return flexibleRollout(parameters);
     case 'gradualRolloutUserId':
@@ -186,15 +214,55 @@ function isEnabledOf(name: string, parameters: Record<string, unknown>): (contex
     case 'gradualRolloutSessionId':
       return gradualRollout(parameters, 'sessionId');
     case 'gradualRolloutRandom':
-      return gradualRolloutRandom(parameters);
+      return { ...NOTHING, kind: RANDOM, percentage: Number(primitive(parameters, 'percentage')) };
     case 'userWithId':
-      return userWithId(parameters);
+      return { ...NOTHING, kind: SHARED, pure: userWithId(parameters) };
     case 'remoteAddress':
-      return remoteAddress(parameters);
+      return { ...NOTHING, kind: SHARED, pure: remoteAddress(parameters) };
     case 'applicationHostname':
-      return applicationHostname(parameters);
+      return { ...NOTHING, kind: applicationHostname(parameters) ? ALWAYS : NEVER };
     default:
       throw new NotCompiled(`strategy ${name}`);
+  }
+}
+
+/** The sticky value of a rollout for the scope's context, as the SDK's flexible rollout reads it. */
+function stickyValue(strategy: CompiledStrategy, scope: RequestScope): unknown {
+  if (strategy.sticky === STICKY_DEFAULT) return scope.userId || scope.sessionId || rolloutDie();
+  if (strategy.sticky === STICKY_RANDOM) return rolloutDie();
+  return scope.value(strategy.fieldIndex, strategy.field);
+}
+
+/** Whether the strategy itself (its constraints aside) enables the toggle for the scope's context. */
+function isEnabledFor(strategy: CompiledStrategy, scope: RequestScope): boolean {
+  switch (strategy.kind) {
+    case ALWAYS:
+      return true;
+    case SHARED:
+      return scope.shared(strategy.sharedId, strategy.sharedCheck as Check);
+    case ROLLOUT_GROUP: {
+      const sticky = stickyValue(strategy, scope);
+      if (!sticky || strategy.prefix === undefined) return false;
+      return (continueHash(strategy.prefix, `${sticky as string}`) % 100) + 1 <= strategy.percentage;
+    }
+    case ROLLOUT_TOGGLE: {
+      const sticky = stickyValue(strategy, scope);
+      if (!sticky) return false;
+      const groupId: unknown = scope.featureToggle || '';
+      return (
+        normalizedValue(`${sticky as string}`, `${groupId as string}`, 100, STRATEGY_SEED) <=
+        strategy.percentage
+      );
+    }
+    case GRADUAL: {
+      const id = strategy.field === 'userId' ? scope.userId : scope.sessionId;
+      if (!id || strategy.prefix === undefined) return false;
+      return (continueHash(strategy.prefix, `${id as string}`) % 100) + 1 <= strategy.percentage;
+    }
+    case RANDOM:
+      return strategy.percentage >= Math.floor(Math.random() * 100) + 1;
+    default:
+      return false;
   }
 }
 
@@ -243,13 +311,16 @@ export function compileStrategy(
   if (!isRecord(raw) && (strategy.name !== 'default' || hasVariants || (raw !== undefined && raw !== null)))
     throw new NotCompiled('parameters not an object');
   const parameters = isRecord(raw) ? raw : {};
-  const isEnabled = isEnabledOf(strategy.name, parameters);
+  const decision = decisionOf(strategy.name, parameters);
   // strategies answering from the context alone, the same for equal parameters: checked once per request
   const pure = PURE.get(strategy.name);
   const shared =
-    pure === undefined
+    pure === undefined || decision.pure === undefined
       ? undefined
-      : checks.shared(JSON.stringify(['strategy', strategy.name, parameters[pure]]), () => isEnabled);
+      : checks.shared(
+          JSON.stringify(['strategy', strategy.name, parameters[pure]]),
+          () => decision.pure as Check,
+        );
   const constraints = constraintChecks(strategy, checks, segment);
   let choice: VariantChoice | undefined;
   if (hasVariants) {
@@ -259,12 +330,30 @@ export function compileStrategy(
   }
   return {
     definition: strategy,
-    result(scope) {
-      for (const { id, check } of constraints) if (!scope.shared(id, check)) return undefined;
-      if (shared !== undefined ? !scope.shared(shared.id, shared.check) : !isEnabled(scope.context))
-        return undefined;
-      if (choice === undefined) return ENABLED_ANSWER;
-      return choice(scope.context) ?? ENABLED_ANSWER;
-    },
+    checkIds: constraints.map((c) => c.id),
+    checks: constraints.map((c) => c.check),
+    kind: decision.kind,
+    sharedId: shared?.id ?? -1,
+    sharedCheck: shared?.check,
+    percentage: decision.percentage,
+    sticky: decision.sticky,
+    field: decision.field,
+    fieldIndex:
+      decision.sticky === STICKY_FIELD && decision.kind !== GRADUAL ? fieldIndex(decision.field) : -1,
+    prefix: decision.prefix,
+    choice,
   };
+}
+
+/**
+ * A compiled strategy for the scope's context, as `Strategy.getResult` answers it: undefined when
+ * it does not enable the toggle, else its strategy variant's answer, or `ENABLED_ANSWER` when it
+ * has none. Its constraints first (each shared check once per request), then the strategy itself.
+ */
+export function strategyResult(strategy: CompiledStrategy, scope: RequestScope): SdkVariant | undefined {
+  const ids = strategy.checkIds;
+  for (let i = 0; i < ids.length; i++) if (!scope.shared(ids[i], strategy.checks[i])) return undefined;
+  if (!isEnabledFor(strategy, scope)) return undefined;
+  if (strategy.choice === undefined) return ENABLED_ANSWER;
+  return chooseVariant(strategy.choice, scope) ?? ENABLED_ANSWER;
 }

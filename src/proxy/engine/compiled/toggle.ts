@@ -4,8 +4,8 @@ import { DISABLED_ANSWER, ENABLED_ANSWER } from '../../upstream/sdk/variant';
 import type { Checks } from './checks';
 import { NotCompiled } from './constraints';
 import type { RequestScope } from './scope';
-import { BUILT_IN, compileStrategy, type CompiledStrategy } from './strategies';
-import { compileVariantChoice, type VariantChoice } from './variants';
+import { BUILT_IN, compileStrategy, strategyResult, type CompiledStrategy } from './strategies';
+import { chooseVariant, compileVariantChoice, type VariantChoice } from './variants';
 
 /** What compiling a toggle reads besides its definition (`FastEvaluation`'s lookups). */
 export interface CompileSources {
@@ -97,28 +97,40 @@ export function compileFeature(
     const stickiness: unknown = isRecord(first) ? (first.stickiness ?? undefined) : undefined;
     choice = compileVariantChoice(feature.name, stickiness, variants);
   }
-  const enabled = feature.enabled;
-  const state: {
-    evaluate(scope: RequestScope): SdkVariant;
-    decided: StrategyTransportInterface | undefined;
-  } = {
-    decided: undefined,
-    evaluate(scope) {
-      state.decided = undefined;
-      for (const parent of parents) if (!parent(scope)) return DISABLED_ANSWER;
-      if (!enabled) return DISABLED_ANSWER;
-      let answer: SdkVariant | undefined = compiled.length === 0 ? ENABLED_ANSWER : undefined;
-      for (const strategy of compiled) {
-        answer = strategy.result(scope);
-        if (answer !== undefined) {
-          state.decided = strategy.definition;
-          break;
-        }
+  return new CompiledFeature(parents, feature.enabled, compiled, choice);
+}
+
+/**
+ * A compiled toggle: one class for every toggle, so evaluating one is a call of the same method on
+ * data (not a closure of its own per toggle), and the strategies and variants it reads are
+ * evaluated by one function each (`strategyResult`, `chooseVariant`).
+ */
+class CompiledFeature implements ToggleEvaluation {
+  decided: StrategyTransportInterface | undefined = undefined;
+
+  constructor(
+    private readonly parents: readonly ParentCheck[],
+    private readonly enabled: boolean,
+    private readonly strategies: readonly CompiledStrategy[],
+    private readonly choice: VariantChoice | undefined,
+  ) {}
+
+  evaluate(scope: RequestScope): SdkVariant {
+    this.decided = undefined;
+    const parents = this.parents;
+    for (let i = 0; i < parents.length; i++) if (!parents[i](scope)) return DISABLED_ANSWER;
+    if (!this.enabled) return DISABLED_ANSWER;
+    const strategies = this.strategies;
+    let answer: SdkVariant | undefined = strategies.length === 0 ? ENABLED_ANSWER : undefined;
+    for (let i = 0; i < strategies.length; i++) {
+      answer = strategyResult(strategies[i], scope);
+      if (answer !== undefined) {
+        this.decided = strategies[i].definition;
+        break;
       }
-      if (answer === undefined) return DISABLED_ANSWER;
-      if (answer !== ENABLED_ANSWER || choice === undefined) return answer;
-      return choice(scope.context) ?? ENABLED_ANSWER;
-    },
-  };
-  return state;
+    }
+    if (answer === undefined) return DISABLED_ANSWER;
+    if (answer !== ENABLED_ANSWER || this.choice === undefined) return answer;
+    return chooseVariant(this.choice, scope) ?? ENABLED_ANSWER;
+  }
 }

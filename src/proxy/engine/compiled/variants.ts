@@ -1,8 +1,7 @@
-import type { Context } from 'unleash-client';
 import type { SdkVariant } from '../../upstream/feature-repository';
-import { prefixedNormalizedValue } from '../../upstream/murmur-hash';
+import { continueHash, hashPrefix, type HashPrefix } from '../../upstream/murmur-hash';
 import { NotCompiled } from './constraints';
-import { contextValue } from './scope';
+import { fieldIndex, type RequestScope } from './scope';
 
 /** The seed of the SDK's variant hash (`strategy/util.js`). */
 const VARIANT_SEED = 86028157;
@@ -12,12 +11,29 @@ interface CompiledVariant {
   readonly weight: number;
   /** The SDK's answer when it is chosen (enabled toggle, enabled variant). */
   readonly answer: SdkVariant;
-  /** Its overrides: the context field and the values that choose it. */
-  readonly overrides: readonly { readonly field: string; readonly values: readonly string[] }[] | undefined;
+  /** Its overrides: the context field (with its `fieldIndex`) and the values that choose it. */
+  readonly overrides:
+    | readonly { readonly field: string; readonly index: number; readonly values: readonly string[] }[]
+    | undefined;
 }
 
-/** Chooses a variant's answer for a context, or null when the SDK chooses none. */
-export type VariantChoice = (context: Context) => SdkVariant | null;
+/**
+ * A variant selection compiled: data read by `chooseVariant`, one function for every toggle and
+ * strategy (a call per selection, no closures to call through).
+ */
+export interface VariantChoice {
+  /** False when the weights add up to nothing: the SDK chooses no variant. */
+  readonly weighted: boolean;
+  readonly variants: readonly CompiledVariant[];
+  /** The variants with overrides, in order. */
+  readonly withOverrides: readonly CompiledVariant[];
+  readonly totalWeight: number;
+  /** The stickiness field (with its `fieldIndex`), or undefined for the SDK's default (userId, sessionId, remoteAddress). */
+  readonly field: string | undefined;
+  readonly fieldIndex: number;
+  /** The hash state after `${groupId}:` with the variant seed. */
+  readonly prefix: HashPrefix | undefined;
+}
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -33,7 +49,7 @@ function compileVariant(definition: unknown): CompiledVariant {
     compiled = overrides.map((o: unknown) => {
       if (!isRecord(o) || typeof o.contextName !== 'string' || !Array.isArray(o.values))
         throw new NotCompiled('variant override shape');
-      return { field: o.contextName, values: o.values as string[] };
+      return { field: o.contextName, index: fieldIndex(o.contextName), values: o.values as string[] };
     });
   }
   const answer: SdkVariant = Object.freeze({
@@ -48,30 +64,34 @@ function compileVariant(definition: unknown): CompiledVariant {
 /** `randomString` of the SDK's variant selection: a die for a context without the sticky field. */
 const randomSeed = () => String(Math.round(Math.random() * 100000));
 
-const DEFAULT_FIELDS = ['userId', 'sessionId', 'remoteAddress'];
-
-/** `getSeed(context, stickiness)` of `unleash-client` 6 (`variant.js`). */
-function seedOf(stickiness: string): (context: Context) => string {
-  if (stickiness !== 'default')
-    return (context) => {
-      const value = contextValue(context, stickiness);
-      return value ? value : randomSeed();
-    };
-  return (context) => {
-    const record = context as Record<string, unknown>;
-    for (const field of DEFAULT_FIELDS) {
-      const value = record[field];
-      if (typeof value === 'string' && value !== '') return value;
-    }
-    return randomSeed();
-  };
+/** `getSeed(context, stickiness)` of `unleash-client` 6 (`variant.js`), for the scope's context. */
+function seedOf(choice: VariantChoice, scope: RequestScope): string {
+  if (choice.field !== undefined) {
+    const value = scope.value(choice.fieldIndex, choice.field);
+    return value ? value : randomSeed();
+  }
+  const { userId, sessionId } = scope;
+  const remoteAddress: unknown = scope.context.remoteAddress;
+  if (typeof userId === 'string' && userId !== '') return userId;
+  if (typeof sessionId === 'string' && sessionId !== '') return sessionId;
+  if (typeof remoteAddress === 'string' && remoteAddress !== '') return remoteAddress;
+  return randomSeed();
 }
 
+/** The choice that never chooses: weights that add up to nothing. */
+const NO_CHOICE: VariantChoice = {
+  weighted: false,
+  variants: [],
+  withOverrides: [],
+  totalWeight: 0,
+  field: undefined,
+  fieldIndex: -1,
+  prefix: undefined,
+};
+
 /**
- * `selectVariantDefinition(groupId, stickiness, variants, context)` of `unleash-client` 6: no
- * variant when the weights add up to nothing; else the first variant with an override matching
- * the context; else the variant whose weight range holds the normalised hash of the seed.
- * `stickiness` is as the SDK passes it (undefined for its default).
+ * `selectVariantDefinition(groupId, stickiness, variants, context)` of `unleash-client` 6, compiled
+ * (see `chooseVariant`). `stickiness` is as the SDK passes it (undefined for its default).
  */
 export function compileVariantChoice(
   groupId: unknown,
@@ -81,28 +101,45 @@ export function compileVariantChoice(
   if (!Array.isArray(definitions)) throw new NotCompiled('variants not a list');
   const variants = definitions.map(compileVariant);
   const totalWeight = variants.reduce((acc, v) => acc + v.weight, 0);
-  if (totalWeight <= 0) return () => null;
+  if (totalWeight <= 0) return NO_CHOICE;
   const sticky = stickiness === undefined ? 'default' : stickiness;
   if (typeof sticky !== 'string') throw new NotCompiled('variant stickiness not a string');
   if (typeof groupId !== 'string' && groupId !== undefined) throw new NotCompiled('groupId not a string');
-  const seed = seedOf(sticky);
-  const hash = prefixedNormalizedValue(`${groupId}:`, VARIANT_SEED);
-  const withOverrides = variants.filter((v) => v.overrides);
-  return (context) => {
-    for (const variant of withOverrides) {
-      for (const o of variant.overrides ?? []) {
-        const value = contextValue(context, o.field);
-        if (o.values.some((v) => v === value)) return variant.answer;
-      }
-    }
-    const target = hash(seed(context), totalWeight);
-    let counter = 0;
-    for (const v of variants) {
-      if (v.weight === 0) continue;
-      counter += v.weight;
-      if (counter < target) continue;
-      return v.answer;
-    }
-    return null;
+  return {
+    weighted: true,
+    variants,
+    withOverrides: variants.filter((v) => v.overrides),
+    totalWeight,
+    field: sticky === 'default' ? undefined : sticky,
+    fieldIndex: sticky === 'default' ? -1 : fieldIndex(sticky),
+    prefix: hashPrefix(`${groupId}:`, VARIANT_SEED),
   };
+}
+
+/**
+ * The variant `choice` picks for a context, or null when the SDK chooses none: no variant when the
+ * weights add up to nothing; else the first variant with an override matching the context; else
+ * the variant whose weight range holds the normalised hash of the seed.
+ */
+export function chooseVariant(choice: VariantChoice, scope: RequestScope): SdkVariant | null {
+  if (!choice.weighted || choice.prefix === undefined) return null;
+  const withOverrides = choice.withOverrides;
+  for (let i = 0; i < withOverrides.length; i++) {
+    const variant = withOverrides[i];
+    for (const o of variant.overrides ?? []) {
+      const value = scope.value(o.index, o.field);
+      if (o.values.some((v) => v === value)) return variant.answer;
+    }
+  }
+  const target = (continueHash(choice.prefix, seedOf(choice, scope)) % choice.totalWeight) + 1;
+  const variants = choice.variants;
+  let counter = 0;
+  for (let i = 0; i < variants.length; i++) {
+    const v = variants[i];
+    if (v.weight === 0) continue;
+    counter += v.weight;
+    if (counter < target) continue;
+    return v.answer;
+  }
+  return null;
 }
