@@ -15,12 +15,10 @@ import {
   DecidingStrategy,
   ProxyUnleash,
   usageBucket,
-  findStrategiesByName,
   warnNamesAsData,
   type SdkMetrics,
 } from './sdk/internals';
 import { findFaults, NO_FAULTS, type DefinitionsFaults, type ToggleFault } from './toggle-faults';
-import { useFastRolloutHash } from './sdk/fast-hash';
 import { resolveVariant } from './sdk/variant';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
@@ -217,10 +215,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
       },
     });
     warnNamesAsData(this.unleash);
-    // the SDK's rollout and variant hash, same results at a fraction of the cost (sdk/fast-hash.ts)
-    useFastRolloutHash();
     this.deciding = new DecidingStrategy(this.unleash);
-    findStrategiesByName(this.unleash);
     this.fastEvaluation = this.createFastEvaluation();
     this.readyPromise = new Promise((resolve) => {
       this.repository.once('ready', () => {

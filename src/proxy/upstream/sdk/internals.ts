@@ -1,5 +1,4 @@
-import { Unleash, type Context, type Strategy } from 'unleash-client';
-import UserWithIdStrategy from 'unleash-client/lib/strategy/user-with-id-strategy';
+import { Unleash, type Strategy } from 'unleash-client';
 import { nameMap } from '../../../common/http/data-record';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
 import type Repository from 'unleash-client/lib/repository';
@@ -187,9 +186,8 @@ export class DecidingStrategy {
     if (!Array.isArray(client.strategies)) return;
     client.strategies = (client.strategies as Strategy[]).map((strategy) => {
       const watched = Object.create(strategy) as Strategy;
-      const inner = strategy instanceof UserWithIdStrategy ? withListedUserIds(strategy) : strategy;
       watched.getResult = (parameters, context, constraints, variants) => {
-        const result = inner.getResult(parameters, context, constraints, variants);
+        const result = strategy.getResult(parameters, context, constraints, variants);
         if (result.enabled) {
           this.name = strategy.name;
           this.parameters = parameters;
@@ -215,47 +213,4 @@ export class DecidingStrategy {
       (s) => s.name === this.name && s.parameters === this.parameters && s.variants === this.variants,
     );
   }
-}
-
-/** Sets of `userIds` parameters already split; cleared when it holds this many (lists come and go with definitions). */
-const MAX_USER_ID_LISTS = 10_000;
-
-/**
- * The SDK's `userWithId` splits its `userIds` parameter at commas (and the spaces around them) on
- * every evaluation, a cost that grows with the list. This strategy answers the same, from a set made once per list: for a
- * non-empty string list, `context.userId !== undefined` and one of the split parts equal to it;
- * anything else is answered by the SDK's own code. Its `getResult` is the SDK's, on this object.
- */
-export function withListedUserIds(strategy: Strategy): Strategy {
-  const sets = new Map<string, Set<unknown>>();
-  const listed = Object.create(strategy) as Strategy;
-  listed.isEnabled = (parameters: Record<string, unknown>, context: Context) => {
-    const userIds = (parameters as Record<string, unknown> | null | undefined)?.userIds;
-    if (typeof userIds !== 'string' || userIds === '') return strategy.isEnabled(parameters, context);
-    let set = sets.get(userIds);
-    if (set === undefined) {
-      if (sets.size >= MAX_USER_ID_LISTS) sets.clear();
-      set = new Set(userIds.split(/\s*,\s*/));
-      sets.set(userIds, set);
-    }
-    return context.userId !== undefined && set.has(context.userId);
-  };
-  return listed;
-}
-
-/**
- * The client finds a toggle's strategy by scanning its strategy list (`strategies.find`) for every
- * strategy of every evaluation. The list is fixed once the client is built (and wrapped by
- * `DecidingStrategy`): the first strategy of each name is found in a map instead, the one `find`
- * returns (the proxy's configuration refuses two custom strategies of one name, or a custom one
- * named like a built-in one, so there is one of each). Call after every change to `strategies`.
- */
-export function findStrategiesByName(unleash: ProxyUnleash): void {
-  const client = unleash.sdkClient as unknown as { strategies?: unknown; getStrategy?: unknown };
-  if (!Array.isArray(client.strategies) || typeof client.getStrategy !== 'function') return;
-  const byName = new Map<unknown, Strategy>();
-  for (const strategy of client.strategies as Strategy[]) {
-    if (!byName.has(strategy.name)) byName.set(strategy.name, strategy);
-  }
-  client.getStrategy = (name: unknown) => byName.get(name);
 }

@@ -1,8 +1,6 @@
 import type { Unleash } from 'unleash-client';
-import UserWithIdStrategy from 'unleash-client/lib/strategy/user-with-id-strategy';
 import { defaultVariant, selectVariant } from 'unleash-client/lib/variant';
 import Repository from 'unleash-client/lib/repository';
-import { sdkHashUtil, sdkMurmurLibrary } from './fast-hash';
 import { sdkHostname, sdkIpAddress, sdkRe2, sdkSemver } from './libraries';
 import { buildHeaders, defaultStrategies, post, resolveBootstrapProvider } from './modules';
 
@@ -82,7 +80,7 @@ export const REACH_INS: readonly ReachIn[] = [
     name: 'Client#strategies',
     reliesOn:
       'an array of Strategy instances (name, getResult, isEnabled) the client looks strategies up in; replaced by wrapped copies',
-    usedBy: 'internals.ts (DecidingStrategy, findStrategiesByName)',
+    usedBy: 'internals.ts (DecidingStrategy)',
     check: (sdk) => {
       const client = clientOf(sdk);
       const strategies: unknown = isRecord(client) ? client.strategies : undefined;
@@ -95,13 +93,6 @@ export const REACH_INS: readonly ReachIn[] = [
       }
       return undefined;
     },
-  },
-  {
-    name: 'Client#getStrategy',
-    reliesOn:
-      '(name) => Strategy | undefined, the lookup the client calls per strategy of an evaluation; replaced by a map',
-    usedBy: 'internals.ts (findStrategiesByName)',
-    check: (sdk) => functionsProblem('Unleash#client', clientOf(sdk), ['getStrategy']),
   },
   {
     name: 'Client#warnedStrategies, Client#warnedDependencies',
@@ -206,20 +197,6 @@ export const REACH_INS: readonly ReachIn[] = [
     },
   },
   {
-    name: 'lib/strategy/user-with-id-strategy: UserWithIdStrategy',
-    reliesOn:
-      "the class of the client's built-in userWithId strategy (found by instanceof, answered from a set per list)",
-    usedBy: 'internals.ts (DecidingStrategy, withListedUserIds)',
-    check: (sdk) => {
-      const client = clientOf(sdk);
-      const strategies: unknown = isRecord(client) ? client.strategies : undefined;
-      const found = Array.isArray(strategies) && strategies.some((s) => s instanceof UserWithIdStrategy);
-      return found
-        ? undefined
-        : "no strategy of Client#strategies is an instance of lib/strategy/user-with-id-strategy's default export";
-    },
-  },
-  {
     name: 'lib/variant: selectVariant, defaultVariant',
     reliesOn:
       "selectVariant(feature, context) => variant | null (feature variants, overrides, stickiness); defaultVariant { name: 'disabled', enabled: false }",
@@ -231,24 +208,6 @@ export const REACH_INS: readonly ReachIn[] = [
         ? undefined
         : `lib/variant defaultVariant is ${JSON.stringify(v)}, not { name: 'disabled', enabled: false }`;
     },
-  },
-  {
-    name: 'murmurhash3js (as unleash-client loads it): x86.hash32',
-    reliesOn:
-      'the object the SDK calls x86.hash32 on at every rollout hash; replaced by an equal, faster function',
-    usedBy: 'fast-hash.ts (useFastMurmurHash)',
-    check: () => functionsProblem("murmurhash3js's x86", sdkMurmurLibrary().x86, ['hash32']),
-  },
-  {
-    name: 'lib/strategy/util: normalizedStrategyValue, normalizedVariantValue',
-    reliesOn:
-      'module exports the strategies and variant selection look up at every call; replaced by equal, faster functions',
-    usedBy: 'fast-hash.ts (useFastNormalizedValues)',
-    check: () =>
-      functionsProblem('lib/strategy/util', sdkHashUtil(), [
-        'normalizedStrategyValue',
-        'normalizedVariantValue',
-      ]),
   },
   {
     name: 'semver, ip-address, re2js (as unleash-client loads them)',
