@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { normalizedStrategyValue, normalizedVariantValue } from 'unleash-client/lib/strategy/util';
-import { murmurHash32, normalizedValue } from '../../src/proxy/upstream/murmur-hash';
+import {
+  continueHash,
+  hashAfter,
+  hashPrefix,
+  murmurHash32,
+  normalizedValue,
+  PreparedKey,
+} from '../../src/proxy/upstream/murmur-hash';
 import { createRequire } from 'node:module';
 
 type Hash = (key: string, seed?: number) => number;
@@ -32,6 +39,22 @@ describe("the SDK's rollout hash", () => {
       { numRuns: 20_000 },
     );
     expect(murmurHash32('')).toBe(original(''));
+  });
+
+  test('a key prepared once hashes after any prefix as continuing the prefix with the key does', () => {
+    const original = libraryHash();
+    fc.assert(
+      fc.property(fc.array(keys, { minLength: 1, maxLength: 5 }), keys, seeds, (prefixes, key, seed) => {
+        const prepared = new PreparedKey(key);
+        // prefixes of every length mod 4 share the one prepared key, each alignment made once
+        for (const prefix of prefixes) {
+          const state = hashPrefix(prefix, seed);
+          expect(hashAfter(state, prepared)).toBe(continueHash(state, key));
+          expect(hashAfter(state, prepared)).toBe(original(prefix + key, seed));
+        }
+      }),
+      { numRuns: 20_000 },
+    );
   });
 
   test('one fixed value, so the two cannot drift together', () => {

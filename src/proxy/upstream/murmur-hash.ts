@@ -77,6 +77,83 @@ export function continueHash(prefix: HashPrefix, rest: string): number {
   return h1 >>> 0;
 }
 
+/** A key's bytes for prefixes whose partial block holds `tailLength` bytes (see `PreparedKey`). */
+interface Aligned {
+  /** The key's first bytes that complete the prefix's partial block (little-endian), and how many. */
+  readonly head: number;
+  readonly headLength: number;
+  /** The whole blocks after them, scrambled. */
+  readonly blocks: Int32Array;
+  /** The last, partial block, scrambled; 0 with `tailLength` 0. */
+  readonly tail: number;
+  readonly tailLength: number;
+}
+
+/**
+ * A key prepared once for hashing after many prefixes (`hashAfter`): a request's user id after
+ * every rollout's `groupId:`. The key's blocks do not depend on the prefix, only on where the
+ * prefix's partial block ends (4 alignments): they are read and scrambled once per alignment, so
+ * a prefix only mixes them in. `hashAfter(prefix, key)` equals `continueHash(prefix, key.key)`.
+ */
+export class PreparedKey {
+  private readonly aligned: (Aligned | undefined)[] = [undefined, undefined, undefined, undefined];
+
+  constructor(readonly key: string) {}
+
+  /** The key's blocks for a prefix whose partial block holds `tailLength` bytes. */
+  at(tailLength: number): Aligned {
+    const known = this.aligned[tailLength];
+    if (known !== undefined) return known;
+    const key = this.key;
+    const n = key.length;
+    const headLength = tailLength === 0 ? 0 : Math.min(n, 4 - tailLength);
+    let head = 0;
+    for (let i = 0; i < headLength; i++) head |= (key.charCodeAt(i) & 0xff) << (8 * i);
+    // the key ends inside the prefix's partial block: no blocks of its own
+    const rest = tailLength > 0 && tailLength + headLength < 4 ? 0 : n - headLength;
+    const count = rest >> 2;
+    const blocks = new Int32Array(count);
+    for (let j = 0; j < count; j++) blocks[j] = scramble(blockAt(key, headLength + 4 * j));
+    let tail = 0;
+    const tailStart = headLength + 4 * count;
+    const tailBytes = rest - 4 * count;
+    for (let i = 0; i < tailBytes; i++) tail |= (key.charCodeAt(tailStart + i) & 0xff) << (8 * i);
+    const aligned: Aligned = {
+      head,
+      headLength,
+      blocks,
+      tail: tailBytes > 0 ? scramble(tail) : 0,
+      tailLength: tailBytes,
+    };
+    this.aligned[tailLength] = aligned;
+    return aligned;
+  }
+}
+
+/** `continueHash(prefix, key.key)`, mixing the key's prepared blocks. */
+export function hashAfter(prefix: HashPrefix, key: PreparedKey): number {
+  const aligned = key.at(prefix.tailLength);
+  let h1 = prefix.h1;
+  if (prefix.tailLength > 0) {
+    const block = prefix.tail | (aligned.head << (8 * prefix.tailLength));
+    if (prefix.tailLength + aligned.headLength === 4) h1 = mixBlock(h1, block);
+    else h1 ^= scramble(block);
+  }
+  const blocks = aligned.blocks;
+  for (let j = 0; j < blocks.length; j++) {
+    const h = h1 ^ blocks[j];
+    h1 = (Math.imul((h << 13) | (h >>> 19), 5) + 0xe6546b64) | 0;
+  }
+  if (aligned.tailLength > 0) h1 ^= aligned.tail;
+  h1 ^= prefix.length + key.key.length;
+  h1 ^= h1 >>> 16;
+  h1 = Math.imul(h1, 0x85ebca6b);
+  h1 ^= h1 >>> 13;
+  h1 = Math.imul(h1, 0xc2b2ae35);
+  h1 ^= h1 >>> 16;
+  return h1 >>> 0;
+}
+
 /** Prefixes (`groupId:`) of one seed; cleared when it holds this many (names come and go with definitions). */
 const MAX_PREFIXES = 20_000;
 

@@ -1,4 +1,5 @@
 import type { Context } from 'unleash-client';
+import { PreparedKey } from '../../upstream/murmur-hash';
 
 /**
  * A context field's value as `unleash-client` 6 reads it for constraints, custom stickiness and
@@ -49,6 +50,9 @@ export class RequestScope {
   private valueStamps = new Uint32Array(16);
   private values: (string | undefined)[] = [];
   private request = 0;
+  /** Keys prepared for hashing during the request `keysOf` names (`key`). */
+  private keys: PreparedKey[] = [];
+  private keysOf = 0;
   context: Context = {};
   /** The context's root fields as the SDK's built-in strategies read them. */
   userId: unknown = undefined;
@@ -97,6 +101,23 @@ export class RequestScope {
     this.valueStamps[index] = this.request;
     this.values[index] = value;
     return value;
+  }
+
+  /**
+   * `value` prepared for hashing after many prefixes (`hashAfter`): a sticky value or variant seed
+   * of this request, prepared once however many rollouts and variant splits hash it. A request
+   * keeps up to 8 (user id, session id, a few custom fields); more are prepared each time.
+   */
+  key(value: string): PreparedKey {
+    const keys = this.keys;
+    if (this.keysOf !== this.request) {
+      keys.length = 0;
+      this.keysOf = this.request;
+    }
+    for (let i = 0; i < keys.length; i++) if (keys[i].key === value) return keys[i];
+    const prepared = new PreparedKey(value);
+    if (keys.length < 8) keys.push(prepared);
+    return prepared;
   }
 
   private grow(size: number): void {

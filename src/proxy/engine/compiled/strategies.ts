@@ -1,6 +1,12 @@
 import type { Context } from 'unleash-client';
 import type { SdkVariant } from '../../upstream/feature-repository';
-import { continueHash, hashPrefix, normalizedValue, type HashPrefix } from '../../upstream/murmur-hash';
+import {
+  continueHash,
+  hashAfter,
+  hashPrefix,
+  normalizedValue,
+  type HashPrefix,
+} from '../../upstream/murmur-hash';
 import { sdkHostname, sdkIpAddress, type IpAddress } from '../../upstream/sdk/libraries';
 import type { Segment, StrategyTransportInterface } from '../../upstream/sdk/types';
 import { ENABLED_ANSWER } from '../../upstream/sdk/variant';
@@ -226,11 +232,19 @@ function decisionOf(name: string, parameters: Record<string, unknown>): Decision
   }
 }
 
-/** The sticky value of a rollout for the scope's context, as the SDK's flexible rollout reads it. */
+/**
+ * The sticky value of a rollout for the scope's context, as the SDK's flexible rollout reads it;
+ * undefined when the SDK throws its die (`default` without userId or sessionId, or `random`).
+ */
 function stickyValue(strategy: CompiledStrategy, scope: RequestScope): unknown {
-  if (strategy.sticky === STICKY_DEFAULT) return scope.userId || scope.sessionId || rolloutDie();
-  if (strategy.sticky === STICKY_RANDOM) return rolloutDie();
+  if (strategy.sticky === STICKY_DEFAULT) return scope.userId || scope.sessionId || undefined;
+  if (strategy.sticky === STICKY_RANDOM) return undefined;
   return scope.value(strategy.fieldIndex, strategy.field);
+}
+
+/** `normalizedValue(id, groupId:) <= percentage` for a rollout's prefix, the id prepared once per request. */
+function rolledIn(strategy: CompiledStrategy, prefix: HashPrefix, id: string, scope: RequestScope): boolean {
+  return (hashAfter(prefix, scope.key(id)) % 100) + 1 <= strategy.percentage;
 }
 
 /** Whether the strategy itself (its constraints aside) enables the toggle for the scope's context. */
@@ -242,11 +256,20 @@ function isEnabledFor(strategy: CompiledStrategy, scope: RequestScope): boolean 
       return scope.shared(strategy.sharedId, strategy.sharedCheck as Check);
     case ROLLOUT_GROUP: {
       const sticky = stickyValue(strategy, scope);
+      // the die is thrown before the percentage is read, as the SDK throws it
+      if (sticky === undefined && strategy.sticky !== STICKY_FIELD) {
+        const die = rolloutDie();
+        return (
+          strategy.prefix !== undefined &&
+          (continueHash(strategy.prefix, die) % 100) + 1 <= strategy.percentage
+        );
+      }
       if (!sticky || strategy.prefix === undefined) return false;
-      return (continueHash(strategy.prefix, `${sticky as string}`) % 100) + 1 <= strategy.percentage;
+      return rolledIn(strategy, strategy.prefix, `${sticky as string}`, scope);
     }
     case ROLLOUT_TOGGLE: {
-      const sticky = stickyValue(strategy, scope);
+      const sticky =
+        stickyValue(strategy, scope) ?? (strategy.sticky === STICKY_FIELD ? undefined : rolloutDie());
       if (!sticky) return false;
       const groupId: unknown = scope.featureToggle || '';
       return (
@@ -257,7 +280,7 @@ function isEnabledFor(strategy: CompiledStrategy, scope: RequestScope): boolean 
     case GRADUAL: {
       const id = strategy.field === 'userId' ? scope.userId : scope.sessionId;
       if (!id || strategy.prefix === undefined) return false;
-      return (continueHash(strategy.prefix, `${id as string}`) % 100) + 1 <= strategy.percentage;
+      return rolledIn(strategy, strategy.prefix, `${id as string}`, scope);
     }
     case RANDOM:
       return strategy.percentage >= Math.floor(Math.random() * 100) + 1;

@@ -1,5 +1,5 @@
 import type { SdkVariant } from '../../upstream/feature-repository';
-import { continueHash, hashPrefix, type HashPrefix } from '../../upstream/murmur-hash';
+import { continueHash, hashAfter, hashPrefix, type HashPrefix } from '../../upstream/murmur-hash';
 import { NotCompiled } from './constraints';
 import { fieldIndex, type RequestScope } from './scope';
 
@@ -64,18 +64,18 @@ function compileVariant(definition: unknown): CompiledVariant {
 /** `randomString` of the SDK's variant selection: a die for a context without the sticky field. */
 const randomSeed = () => String(Math.round(Math.random() * 100000));
 
-/** `getSeed(context, stickiness)` of `unleash-client` 6 (`variant.js`), for the scope's context. */
-function seedOf(choice: VariantChoice, scope: RequestScope): string {
-  if (choice.field !== undefined) {
-    const value = scope.value(choice.fieldIndex, choice.field);
-    return value ? value : randomSeed();
-  }
+/**
+ * `getSeed(context, stickiness)` of `unleash-client` 6 (`variant.js`), for the scope's context;
+ * undefined when the SDK throws its die (`randomSeed`).
+ */
+function seedOf(choice: VariantChoice, scope: RequestScope): string | undefined {
+  if (choice.field !== undefined) return scope.value(choice.fieldIndex, choice.field) || undefined;
   const { userId, sessionId } = scope;
-  const remoteAddress: unknown = scope.context.remoteAddress;
   if (typeof userId === 'string' && userId !== '') return userId;
   if (typeof sessionId === 'string' && sessionId !== '') return sessionId;
+  const remoteAddress: unknown = scope.context.remoteAddress;
   if (typeof remoteAddress === 'string' && remoteAddress !== '') return remoteAddress;
-  return randomSeed();
+  return undefined;
 }
 
 /** The choice that never chooses: weights that add up to nothing. */
@@ -131,7 +131,12 @@ export function chooseVariant(choice: VariantChoice, scope: RequestScope): SdkVa
       if (o.values.some((v) => v === value)) return variant.answer;
     }
   }
-  const target = (continueHash(choice.prefix, seedOf(choice, scope)) % choice.totalWeight) + 1;
+  const seed = seedOf(choice, scope);
+  const hash =
+    seed === undefined
+      ? continueHash(choice.prefix, randomSeed())
+      : hashAfter(choice.prefix, scope.key(seed));
+  const target = (hash % choice.totalWeight) + 1;
   const variants = choice.variants;
   let counter = 0;
   for (let i = 0; i < variants.length; i++) {
