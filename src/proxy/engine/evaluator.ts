@@ -179,6 +179,9 @@ class MemoKeys {
 export class Evaluator {
   private state: RevisionState | undefined;
   private readonly failures: RateLimitedLog;
+  /** The entries of the answer being written (`evaluate`), emptied after each; `writing` while in use. */
+  private readonly entries: Buffer[] = [];
+  private writing = false;
   private closed = false;
 
   constructor(
@@ -496,16 +499,43 @@ export class Evaluator {
     window: string | undefined,
     collect: boolean,
   ): { body: Buffer; usage: readonly Outcome[] | undefined; release: (() => void) | undefined } {
+    // the answer is written before this returns: one list of entries serves every request (a
+    // custom strategy's code runs within; should it ever answer through here, it gets its own)
+    const shared = !this.writing;
+    const entries = shared ? this.entries : [];
+    this.writing = true;
+    try {
+      return this.evaluateInto(entries, fast, state, selection, toggles, enhanced, window, collect);
+    } finally {
+      if (shared) {
+        entries.length = 0;
+        this.writing = false;
+      }
+    }
+  }
+
+  private evaluateInto(
+    entries: Buffer[],
+    fast: FastEvaluation,
+    state: RevisionState,
+    selection: Selection,
+    toggles: readonly (CompiledToggle | string)[],
+    enhanced: Context,
+    window: string | undefined,
+    collect: boolean,
+  ): { body: Buffer; usage: readonly Outcome[] | undefined; release: (() => void) | undefined } {
     const onlyEnabled = selection.kind === 'enabled';
     const countConstantsOnce = selection.kind !== 'named';
-    const entries: Buffer[] = [];
+    let bytes = 0;
     const counted: Outcome[] = [];
     const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
     state.scope.begin(enhanced);
     let cacheable = true;
     for (const toggle of toggles) {
       if (typeof toggle === 'string') {
-        entries.push(unknownEntry(toggle));
+        const unknown = unknownEntry(toggle);
+        entries.push(unknown);
+        bytes += unknown.length;
         continue;
       }
       let outcome = toggle.constant;
@@ -519,16 +549,19 @@ export class Evaluator {
         if (outcome.id === FAILED) cacheable = false;
         else if (collect) counted.push(outcome);
       }
-      if (!onlyEnabled || outcome.enabled) entries.push(outcome.entry);
+      if (!onlyEnabled || outcome.enabled) {
+        entries.push(outcome.entry);
+        bytes += outcome.entry.length;
+      }
     }
     if (countConstantsOnce) state.usage.countAnswer(state.constants);
     // A toggle that failed is not counted: such an answer is not kept, its usage would be wrong.
     const usage =
       !collect || !cacheable ? undefined : countConstantsOnce ? state.constants.concat(counted) : counted;
-    if (collect) return { body: toggleListBody(entries), usage, release: undefined };
+    if (collect) return { body: toggleListBody(entries, bytes), usage, release: undefined };
     // not kept: written once, its memory reused afterwards
     let release: (() => void) | undefined;
-    const body = toggleListBody(entries, (length) => {
+    const body = toggleListBody(entries, bytes, (length) => {
       const taken = this.memory.bodies.take(length);
       release = taken.release;
       return taken.body;

@@ -41,9 +41,11 @@ const COMMA = 0x2c;
  */
 export function toggleListBody(
   entries: readonly Uint8Array[],
+  /** The entries' total length, when the caller counted it. */
+  entryBytes?: number,
   allocate?: (length: number) => Buffer,
 ): Buffer {
-  return joinEntries(HEAD, entries, TAIL, allocate);
+  return joinEntries(HEAD, entries, TAIL, allocate, entryBytes);
 }
 
 /**
@@ -55,9 +57,12 @@ export function joinEntries(
   entries: readonly Uint8Array[],
   tail: Uint8Array,
   allocate: (length: number) => Buffer = Buffer.allocUnsafeSlow,
+  /** The entries' total length, when the caller counted it; counted here otherwise. */
+  entryBytes?: number,
 ): Buffer {
   let length = head.length + tail.length + Math.max(0, entries.length - 1);
-  for (const entry of entries) length += entry.length;
+  if (entryBytes !== undefined) length += entryBytes;
+  else for (const entry of entries) length += entry.length;
   const body = allocate(length);
   body.set(head, 0);
   let at = head.length;
