@@ -333,18 +333,87 @@ export class Evaluator {
     const fresh = this.refresh(prepared);
     const fast = this.features.fast?.();
     if (!fast || fresh.revision === -1) return false;
+    this.walk(fast, this.revisionState(fast), fresh, decider, visit, undefined);
+    return true;
+  }
+
+  /**
+   * `each` for an answer of another shape listing every toggle (OFREP's flags), kept like
+   * `/proxy`'s answers under `key` (that shape's own derived ETag of `prepared`; none for an answer
+   * that is not pure): a kept answer's bytes are served and counted without a walk. Otherwise every
+   * toggle is handed to `visit` as `each` hands it and, when the answer is worth keeping (its key
+   * seen before, no toggle failed, none evaluated by the caller), `keep` makes its bytes from what
+   * was handed. Answers those bytes, true when the toggles were handed and nothing was kept, false
+   * (nothing handed) when the SDK's full evaluation must run.
+   */
+  everyToggle(
+    prepared: Prepared,
+    key: string | undefined,
+    decider: (toggle: CompiledToggle) => boolean,
+    visit: ToggleVisit,
+    keep: () => Buffer,
+  ): Buffer | boolean {
+    const fresh = this.refresh(prepared);
+    const fast = this.features.fast?.();
+    if (!fast || fresh.revision === -1) return false;
     const state = this.revisionState(fast);
+    // `key` is the caller's for `prepared`: kept answers only while that is still current
+    const pure = key !== undefined && fresh === prepared && fresh.etag !== undefined;
+    if (pure) {
+      const kept = state.cache.get(key);
+      if (kept) {
+        state.usage.countAnswer(kept.usage);
+        return kept.body;
+      }
+    }
+    const counted: Outcome[] | undefined = pure && state.cache.admit(key) ? [] : undefined;
+    const keepable = this.walk(fast, state, fresh, decider, visit, counted);
+    const window = fresh.window;
+    if (
+      counted === undefined ||
+      !keepable ||
+      (window !== undefined && clockWindow(state.plan.dateBoundaries, Date.now()) !== window)
+    )
+      return true;
+    const body = keep();
+    const usage = state.constants.concat(counted);
+    state.cache.set(key as string, { body, usage }, body.length + 8 * usage.length + 160);
+    return body;
+  }
+
+  /**
+   * `each`'s walk: with `counted`, also the outcomes it counts besides the revision's constants.
+   * False when the answer may not be kept (a toggle failed, or the caller evaluates one).
+   */
+  private walk(
+    fast: FastEvaluation,
+    state: RevisionState,
+    fresh: Prepared,
+    decider: (toggle: CompiledToggle) => boolean,
+    visit: ToggleVisit,
+    counted: Outcome[] | undefined,
+  ): boolean {
     const { enhanced, window } = fresh;
     const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
     state.scope.begin(enhanced);
+    let keepable = true;
+    const noted: ToggleVisit = counted
+      ? (toggle, outcome, decided) => {
+          if (outcome === undefined || outcome.id === FAILED) keepable = false;
+          else counted.push(outcome);
+          visit(toggle, outcome, decided);
+        }
+      : visit;
     for (const toggle of state.plan.toggles) {
       if (toggle.constant) visit(toggle, toggle.constant, undefined);
-      else if (toggle.uncompiled) visit(toggle, undefined, undefined);
-      else if (decider(toggle)) this.evaluateDeciding(fast, state, toggle, enhanced, visit);
-      else visit(toggle, this.evaluateToggle(fast, state, toggle, enhanced, window, keys), undefined);
+      else if (toggle.uncompiled) {
+        keepable = false;
+        visit(toggle, undefined, undefined);
+      } else if (decider(toggle)) this.evaluateDeciding(fast, state, toggle, enhanced, noted);
+      else noted(toggle, this.evaluateToggle(fast, state, toggle, enhanced, window, keys), undefined);
     }
     state.usage.countAnswer(state.constants);
-    return true;
+    return keepable;
   }
 
   /**

@@ -91,9 +91,10 @@ export class OfrepBulk {
       notModified(res, derived);
       return;
     }
-    // every flag through the plan of `/proxy`, each result serialised once per outcome and reason
+    // every flag through the plan of `/proxy`, each result serialised once per outcome and reason,
+    // a pure answer's flags kept under its validator
     const entries =
-      bulkFlags(features, pipeline.evaluator, prepared, context) ??
+      bulkFlags(features, pipeline.evaluator, prepared, context, derived) ??
       plainFlags(features, context).map((r) => Buffer.from(JSON.stringify(r)));
     const eventStreams = [streamEntry(request, this.tokenOf(request.key), streams.version().id)];
     // the whole body copied once: `{"flags":[...],"eventStreams":[...]}`

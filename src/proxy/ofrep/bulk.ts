@@ -4,6 +4,7 @@ import { detailsFor, reasonOf, type EvaluationReason } from '../engine/details';
 import { FAILED, type Evaluator, type Prepared, type ToggleVisit } from '../engine/evaluator';
 import type { CompiledToggle, Outcome } from '../engine/plan';
 import type { EvaluatedToggle, FeatureRepository } from '../upstream/feature-repository';
+import { joinEntries } from '../engine/toggle-json';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
 
 /** What OFREP needs of one compiled toggle's definition, worked out once per revision. */
@@ -168,20 +169,28 @@ function ofrepVisit(
 }
 
 /**
- * The entries of the `flags` array of OFREP's bulk answer, as bytes: every toggle through the
- * evaluator of `/proxy` (`Evaluator.each`: its plan, constants, memo, interned outcomes and usage
- * counts). Undefined when the SDK's full evaluation must run.
+ * The entries of the `flags` array of OFREP's bulk answer, as bytes to be joined with commas:
+ * every toggle through the evaluator of `/proxy` (`Evaluator.everyToggle`: its plan, constants,
+ * memo, interned outcomes and usage counts), or, for a pure answer kept under `key` (its derived
+ * ETag), one piece with all of them. Undefined when the SDK's full evaluation must run.
  */
 export function bulkFlags(
   features: FeatureRepository,
   evaluator: Evaluator,
   prepared: Prepared,
   context: Context,
-): Buffer[] | undefined {
+  key: string | undefined,
+): readonly Buffer[] | undefined {
   const entries: Buffer[] = [];
   const { decider, visit } = ofrepVisit(features, context, (body) => entries.push(body));
-  return evaluator.each(prepared, decider, visit) ? entries : undefined;
+  const answer = evaluator.everyToggle(prepared, key, decider, visit, () =>
+    joinEntries(NOTHING, entries, NOTHING),
+  );
+  if (answer === false) return undefined;
+  return answer === true ? entries : [answer];
 }
+
+const NOTHING = Buffer.alloc(0);
 
 /**
  * One flag's OFREP result as bytes, through the same plan, outcomes and serialised entries as the
