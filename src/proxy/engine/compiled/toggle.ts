@@ -107,15 +107,30 @@ export function compileFeature(
  */
 class CompiledFeature implements ToggleEvaluation {
   decided: StrategyTransportInterface | undefined = undefined;
+  /** The one strategy of an enabled toggle without dependencies (most toggles): evaluated without the loops. */
+  private readonly single: CompiledStrategy | undefined;
 
   constructor(
     private readonly parents: readonly ParentCheck[],
     private readonly enabled: boolean,
     private readonly strategies: readonly CompiledStrategy[],
     private readonly choice: VariantChoice | undefined,
-  ) {}
+  ) {
+    this.single = enabled && parents.length === 0 && strategies.length === 1 ? strategies[0] : undefined;
+  }
 
   evaluate(scope: RequestScope): SdkVariant {
+    const single = this.single;
+    if (single !== undefined) {
+      const answer = strategyResult(single, scope);
+      if (answer === undefined) {
+        this.decided = undefined;
+        return DISABLED_ANSWER;
+      }
+      this.decided = single.definition;
+      if (answer !== ENABLED_ANSWER || this.choice === undefined) return answer;
+      return chooseVariant(this.choice, scope) ?? ENABLED_ANSWER;
+    }
     this.decided = undefined;
     const parents = this.parents;
     for (let i = 0; i < parents.length; i++) if (!parents[i](scope)) return DISABLED_ANSWER;
