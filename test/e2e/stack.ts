@@ -8,6 +8,7 @@ import { createApp, type ProxyApp } from '../../src/proxy/app';
 import type { ProxyOptions } from '../../src/proxy/config/types';
 import {
   EXAMPLE_FEATURES_FILE,
+  createFlagServer,
   startFlagServer,
   type FlagServerOptions,
   type RunningFlagServer,
@@ -30,25 +31,57 @@ export async function copyOfExampleFeatures(): Promise<{ file: string; remove():
   return { file, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
+const testFlagServerOptions = (featuresFile: string, options: FlagServerOptions): FlagServerOptions => ({
+  port: 0,
+  dataDir: 'memory',
+  featuresFile,
+  featuresWatchInterval: WATCH_INTERVAL,
+  clientTokens: [CLIENT_TOKEN],
+  adminTokens: [ADMIN_TOKEN],
+  logger: silentLogger,
+  ...options,
+});
+
 /** flags-server in memory on a free loopback port, watching `featuresFile`. */
 export function startTestFlagServer(
   featuresFile: string,
   options: FlagServerOptions = {},
 ): Promise<RunningFlagServer> {
   return startFlagServer(
-    {
-      port: 0,
-      dataDir: 'memory',
-      featuresFile,
-      featuresWatchInterval: WATCH_INTERVAL,
-      clientTokens: [CLIENT_TOKEN],
-      adminTokens: [ADMIN_TOKEN],
-      logger: silentLogger,
-      ...options,
-    },
+    testFlagServerOptions(featuresFile, options),
     {},
     { handleSignals: false, shutdownTimeout: 1000 },
   );
+}
+
+/**
+ * The same flags-server, built now (its database takes seconds) but not listening: nothing answers
+ * on `options.port` until `listen()`. For a test whose upstream must be unreachable for a while.
+ */
+export async function preparedTestFlagServer(
+  featuresFile: string,
+  options: FlagServerOptions & { port: number },
+): Promise<{ listen(): Promise<void>; close(): Promise<void> }> {
+  const flagServer = await createFlagServer(testFlagServerOptions(featuresFile, options), {});
+  let server: Server | undefined;
+  return {
+    async listen() {
+      server = await new Promise<Server>((resolve, reject) => {
+        const s = flagServer.app.listen(options.port, '127.0.0.1', (err?: Error) =>
+          err ? reject(err) : resolve(s),
+        );
+        s.once('error', reject);
+      });
+    },
+    async close() {
+      if (server) {
+        const listening = server;
+        listening.closeAllConnections();
+        await new Promise<void>((resolve) => listening.close(() => resolve()));
+      }
+      await flagServer.close();
+    },
+  };
 }
 
 export interface RequestRecord {
