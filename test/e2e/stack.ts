@@ -13,6 +13,7 @@ import {
   type FlagServerOptions,
   type RunningFlagServer,
 } from '../../src/server';
+import { freshPgliteDir } from '../support/pglite';
 
 export const CLIENT_TOKEN = 'e2e-client-token';
 export const ADMIN_TOKEN = 'e2e-admin-token';
@@ -31,9 +32,13 @@ export async function copyOfExampleFeatures(): Promise<{ file: string; remove():
   return { file, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-const testFlagServerOptions = (featuresFile: string, options: FlagServerOptions): FlagServerOptions => ({
+const testFlagServerOptions = (
+  featuresFile: string,
+  dataDir: string,
+  options: FlagServerOptions,
+): FlagServerOptions => ({
   port: 0,
-  dataDir: 'memory',
+  dataDir,
   featuresFile,
   featuresWatchInterval: WATCH_INTERVAL,
   clientTokens: [CLIENT_TOKEN],
@@ -42,16 +47,32 @@ const testFlagServerOptions = (featuresFile: string, options: FlagServerOptions)
   ...options,
 });
 
-/** flags-server in memory on a free loopback port, watching `featuresFile`. */
-export function startTestFlagServer(
+/**
+ * flags-server on a free loopback port, watching `featuresFile`, its PGlite in a fresh folder
+ * (`freshPgliteDir()`: initdb done once per run) that `close()` removes.
+ */
+export async function startTestFlagServer(
   featuresFile: string,
   options: FlagServerOptions = {},
 ): Promise<RunningFlagServer> {
-  return startFlagServer(
-    testFlagServerOptions(featuresFile, options),
-    {},
-    { handleSignals: false, shutdownTimeout: 1000 },
-  );
+  const fresh = await freshPgliteDir();
+  try {
+    const running = await startFlagServer(
+      testFlagServerOptions(featuresFile, fresh.dataDir, options),
+      {},
+      { handleSignals: false, shutdownTimeout: 1000 },
+    );
+    return {
+      ...running,
+      close: async () => {
+        await running.close();
+        await fresh.remove();
+      },
+    };
+  } catch (err) {
+    await fresh.remove();
+    throw err;
+  }
 }
 
 /**
@@ -62,7 +83,14 @@ export async function preparedTestFlagServer(
   featuresFile: string,
   options: FlagServerOptions & { port: number },
 ): Promise<{ listen(): Promise<void>; close(): Promise<void> }> {
-  const flagServer = await createFlagServer(testFlagServerOptions(featuresFile, options), {});
+  const fresh = await freshPgliteDir();
+  const flagServer = await createFlagServer(
+    testFlagServerOptions(featuresFile, fresh.dataDir, options),
+    {},
+  ).catch(async (err: unknown) => {
+    await fresh.remove();
+    throw err;
+  });
   let server: Server | undefined;
   return {
     async listen() {
@@ -80,6 +108,7 @@ export async function preparedTestFlagServer(
         await new Promise<void>((resolve) => listening.close(() => resolve()));
       }
       await flagServer.close();
+      await fresh.remove();
     },
   };
 }

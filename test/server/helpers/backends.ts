@@ -1,11 +1,8 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rename, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Client } from 'pg';
 import { silentLogger } from '../../../src/common/logging/logger';
 import { createFlagServer, type FlagServer, type FlagServerOptions } from '../../../src/server';
+import { freshPgliteDir } from '../../support/pglite';
 
 export const CLIENT_TOKEN = 'client-token-1';
 export const ADMIN_TOKEN = 'admin-token-1';
@@ -21,63 +18,22 @@ export interface Backend {
   cleanup(): Promise<void>;
 }
 
-const ROOT = path.resolve(__dirname, '../../..');
-
 /**
- * A data directory in which PGlite ran initdb and nothing else: PGlite's initdb is seconds of CPU,
- * opening a directory it initialised a fraction of one. Made once per PGlite version (in a child
- * process: PGlite cannot load its WebAssembly inside Jest's VM) and shared by every test file of
- * the run, each of which works on a copy of its own.
- */
-async function pgliteTemplate(): Promise<string> {
-  const manifest = path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json');
-  const { version } = JSON.parse(await readFile(manifest, 'utf8')) as { version: string };
-  const template = path.join(tmpdir(), `flags-pglite-initdb-${version}-${process.getuid?.() ?? 'user'}`);
-  if (
-    await stat(path.join(template, 'PG_VERSION')).then(
-      () => true,
-      () => false,
-    )
-  )
-    return template;
-  const making = await mkdtemp(`${template}.making-`);
-  const script =
-    "const { PGlite } = require('@electric-sql/pglite');" +
-    '(async () => { const db = new PGlite(process.argv[1]); await db.waitReady; await db.close(); })()' +
-    '.catch((e) => { console.error(e); process.exit(1); });';
-  await new Promise<void>((resolve, reject) =>
-    execFile(process.execPath, ['-e', script, path.join(making, 'data')], { cwd: ROOT }, (err) =>
-      err ? reject(err) : resolve(),
-    ),
-  );
-  // Atomic: another worker may have made it meanwhile; then its copy is used and this one dropped.
-  await rename(path.join(making, 'data'), template).catch(() => undefined);
-  await rm(making, { recursive: true, force: true });
-  return template;
-}
-
-/**
- * PGlite in a fresh folder of its own, copied from `pgliteTemplate()`: the same embedded database,
+ * PGlite in a fresh folder of its own (`freshPgliteDir()`): the same embedded database,
  * empty but for initdb's catalog, that the flags-server migrates and seeds as on any first start.
  * `storage.test.ts` covers a data directory the server initialises itself, and other suites `memory`.
  */
 const pgliteBackend = (): Backend => {
-  const dirs: string[] = [];
+  const removals: Array<() => Promise<void>> = [];
   return {
     name: 'PGlite',
     async options() {
-      const template = await pgliteTemplate();
-      const dir = await mkdtemp(path.join(tmpdir(), 'flags-pglite-'));
-      dirs.push(dir);
-      const dataDir = path.join(dir, 'data');
-      // cp(1): several times faster than Node's copy for initdb's thousand small files
-      await new Promise<void>((resolve, reject) =>
-        execFile('cp', ['-R', template, dataDir], (err) => (err ? reject(err) : resolve())),
-      );
-      return { dataDir };
+      const fresh = await freshPgliteDir();
+      removals.push(fresh.remove);
+      return { dataDir: fresh.dataDir };
     },
     async cleanup() {
-      await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+      await Promise.all(removals.splice(0).map((remove) => remove()));
     },
   };
 };
