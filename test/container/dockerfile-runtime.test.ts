@@ -67,6 +67,22 @@ let proxy: BuiltProxy | undefined;
 beforeAll(async () => {
   if (!existsSync(path.join(ROOT, 'dist/src/bin/flags-proxy.js')))
     throw new Error('dist/ is missing: run npm run build first (the build stage of the Dockerfile)');
+  // The flags-server starts (PGlite, seconds of CPU) while the image folder is staged (mostly the
+  // wait for the npm registry); set before afterAll runs, whatever the staging does.
+  const serverStarting = startTestFlagServer(EXAMPLE_FEATURES_FILE, {
+    featuresWatchInterval: 0,
+    clientTokens: [CLIENT_TOKEN],
+    frontendTokens: [FRONTEND],
+  }).then((server) => (flagServer = server));
+  try {
+    await stageImage();
+  } finally {
+    await serverStarting;
+  }
+}, 300_000);
+
+/** The image's folder: the runtime stage's COPY and RUN steps, as `docker build` runs them. */
+async function stageImage(): Promise<void> {
   const stage = runtimeStage(DOCKERFILE);
   const folder = await mkdtemp(path.join(os.tmpdir(), 'flags-proxy-image-'));
   await chmod(folder, 0o755);
@@ -107,12 +123,7 @@ beforeAll(async () => {
       );
     }
   }
-  flagServer = await startTestFlagServer(EXAMPLE_FEATURES_FILE, {
-    featuresWatchInterval: 0,
-    clientTokens: [CLIENT_TOKEN],
-    frontendTokens: [FRONTEND],
-  });
-}, 300_000);
+}
 
 afterAll(async () => {
   await proxy?.stop();

@@ -8,6 +8,7 @@ import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
 import { EXAMPLE_FEATURES_FILE, type RunningFlagServer } from '../../src/server';
 import type { HourlyUsage } from '../../src/server/client-metrics/client-store';
 import { startBuiltProxy, type BuiltProxy } from '../support/built-proxy';
+import { freePort } from '../support/listen';
 import { waitFor } from '../support/proxy';
 import { startTestFlagServer } from './stack';
 
@@ -22,14 +23,36 @@ let edge: BuiltProxy;
 const clients: UnleashClient[] = [];
 
 beforeAll(async () => {
-  flagServer = await startTestFlagServer(EXAMPLE_FEATURES_FILE, {
-    featuresWatchInterval: 0,
-    clientTokens: [TOP_TOKEN, EDGE_TOKEN],
-    frontendTokens: [FRONTEND],
-  });
+  // The three start at once (the flags-server's PGlite takes seconds, each proxy a second of its own
+  // process); each proxy polls its upstream until it answers, and the chain is used once both are
+  // ready. Their ports are picked before any of them listens: distinct, so none takes another's.
+  const ports = new Set<number>();
+  while (ports.size < 3) ports.add(await freePort());
+  const [flagPort, topPort, edgePort] = [...ports];
   const intervals = { FLAGS_FETCH_INTERVAL: '200', FLAGS_METRICS_INTERVAL: '300' };
-  top = await startBuiltProxy({ UPSTREAM_URL: flagServer.url, TOKENS: TOP_TOKEN, ...intervals });
-  edge = await startBuiltProxy({ UPSTREAM_URL: top.origin, TOKENS: EDGE_TOKEN, ...intervals });
+  const starting = {
+    flagServer: startTestFlagServer(EXAMPLE_FEATURES_FILE, {
+      port: flagPort,
+      featuresWatchInterval: 0,
+      clientTokens: [TOP_TOKEN, EDGE_TOKEN],
+      frontendTokens: [FRONTEND],
+    }).then((s) => (flagServer = s)),
+    top: startBuiltProxy({
+      UPSTREAM_URL: `http://127.0.0.1:${flagPort}`,
+      TOKENS: TOP_TOKEN,
+      PORT: String(topPort),
+      ...intervals,
+    }).then((p) => (top = p)),
+    edge: startBuiltProxy({
+      UPSTREAM_URL: `http://127.0.0.1:${topPort}`,
+      TOKENS: EDGE_TOKEN,
+      PORT: String(edgePort),
+      ...intervals,
+    }).then((p) => (edge = p)),
+  };
+  // all settled before anything is used (or afterAll stops what did start)
+  const results = await Promise.allSettled(Object.values(starting));
+  for (const r of results) if (r.status === 'rejected') throw r.reason;
   for (const proxy of [top, edge])
     await waitFor(
       async () => (await fetch(`${proxy.origin}/internal-backstage/ready`)).status === 200,

@@ -7,11 +7,11 @@
  */
 import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
 import { PROXY_OPTIONS } from '../../src/proxy/config/options';
-import { EXAMPLE_FEATURES_FILE, type RunningFlagServer } from '../../src/server';
+import { EXAMPLE_FEATURES_FILE } from '../../src/server';
 import { startBuiltProxy, type BuiltProxy } from '../support/built-proxy';
 import { freePort } from '../support/listen';
 import { waitFor } from '../support/proxy';
-import { startTestFlagServer } from './stack';
+import { preparedTestFlagServer } from './stack';
 
 const CLIENT_TOKEN = '*:development.helm-client-token-0123456789';
 const FRONTEND = '*:development.helm-frontend-token-0123456789';
@@ -23,7 +23,7 @@ const BASE_PATH_VARIABLE = PROXY_OPTIONS.find((o) => o.key === 'proxyBasePath')?
   ? 'BASE_PATH'
   : 'PROXY_BASE_PATH';
 
-let flagServer: RunningFlagServer | undefined;
+let flagServer: { close(): Promise<void> } | undefined;
 let proxy: BuiltProxy | undefined;
 const clients: UnleashClient[] = [];
 
@@ -51,16 +51,25 @@ describe.each([
       ...(base ? { [BASE_PATH_VARIABLE]: base } : {}),
     };
     const backstage = `${base}/internal-backstage`;
+    // Built while the proxy starts (its database takes seconds); nothing answers on its port until
+    // startUpstream() makes it listen.
+    const preparing = preparedTestFlagServer(EXAMPLE_FEATURES_FILE, {
+      port: upstreamPort,
+      featuresWatchInterval: 0,
+      clientTokens: [CLIENT_TOKEN],
+      frontendTokens: [FRONTEND],
+    }).then((prepared) => (flagServer = prepared));
     const startUpstream = async (): Promise<void> => {
-      flagServer = await startTestFlagServer(EXAMPLE_FEATURES_FILE, {
-        port: upstreamPort,
-        featuresWatchInterval: 0,
-        clientTokens: [CLIENT_TOKEN],
-        frontendTokens: [FRONTEND],
-      });
+      await (await preparing).listen();
     };
     if (upstreamFirst) await startUpstream();
-    proxy = await startBuiltProxy(env, { livenessPath: `${backstage}/health` });
+    let started: BuiltProxy;
+    try {
+      started = await startBuiltProxy(env, { livenessPath: `${backstage}/health` });
+    } finally {
+      await preparing;
+    }
+    proxy = started;
     const origin = proxy.origin;
 
     if (!upstreamFirst) {

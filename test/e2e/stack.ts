@@ -8,10 +8,12 @@ import { createApp, type ProxyApp } from '../../src/proxy/app';
 import type { ProxyOptions } from '../../src/proxy/config/types';
 import {
   EXAMPLE_FEATURES_FILE,
+  createFlagServer,
   startFlagServer,
   type FlagServerOptions,
   type RunningFlagServer,
 } from '../../src/server';
+import { freshPgliteDir } from '../support/pglite';
 
 export const CLIENT_TOKEN = 'e2e-client-token';
 export const ADMIN_TOKEN = 'e2e-admin-token';
@@ -30,25 +32,85 @@ export async function copyOfExampleFeatures(): Promise<{ file: string; remove():
   return { file, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** flags-server in memory on a free loopback port, watching `featuresFile`. */
-export function startTestFlagServer(
+const testFlagServerOptions = (
+  featuresFile: string,
+  dataDir: string,
+  options: FlagServerOptions,
+): FlagServerOptions => ({
+  port: 0,
+  dataDir,
+  featuresFile,
+  featuresWatchInterval: WATCH_INTERVAL,
+  clientTokens: [CLIENT_TOKEN],
+  adminTokens: [ADMIN_TOKEN],
+  logger: silentLogger,
+  ...options,
+});
+
+/**
+ * flags-server on a free loopback port, watching `featuresFile`, its PGlite in a fresh folder
+ * (`freshPgliteDir()`: initdb done once per run) that `close()` removes.
+ */
+export async function startTestFlagServer(
   featuresFile: string,
   options: FlagServerOptions = {},
 ): Promise<RunningFlagServer> {
-  return startFlagServer(
-    {
-      port: 0,
-      dataDir: 'memory',
-      featuresFile,
-      featuresWatchInterval: WATCH_INTERVAL,
-      clientTokens: [CLIENT_TOKEN],
-      adminTokens: [ADMIN_TOKEN],
-      logger: silentLogger,
-      ...options,
-    },
+  const fresh = await freshPgliteDir();
+  try {
+    const running = await startFlagServer(
+      testFlagServerOptions(featuresFile, fresh.dataDir, options),
+      {},
+      { handleSignals: false, shutdownTimeout: 1000 },
+    );
+    return {
+      ...running,
+      close: async () => {
+        await running.close();
+        await fresh.remove();
+      },
+    };
+  } catch (err) {
+    await fresh.remove();
+    throw err;
+  }
+}
+
+/**
+ * The same flags-server, built now (its database takes seconds) but not listening: nothing answers
+ * on `options.port` until `listen()`. For a test whose upstream must be unreachable for a while.
+ */
+export async function preparedTestFlagServer(
+  featuresFile: string,
+  options: FlagServerOptions & { port: number },
+): Promise<{ listen(): Promise<void>; close(): Promise<void> }> {
+  const fresh = await freshPgliteDir();
+  const flagServer = await createFlagServer(
+    testFlagServerOptions(featuresFile, fresh.dataDir, options),
     {},
-    { handleSignals: false, shutdownTimeout: 1000 },
-  );
+  ).catch(async (err: unknown) => {
+    await fresh.remove();
+    throw err;
+  });
+  let server: Server | undefined;
+  return {
+    async listen() {
+      server = await new Promise<Server>((resolve, reject) => {
+        const s = flagServer.app.listen(options.port, '127.0.0.1', (err?: Error) =>
+          err ? reject(err) : resolve(s),
+        );
+        s.once('error', reject);
+      });
+    },
+    async close() {
+      if (server) {
+        const listening = server;
+        listening.closeAllConnections();
+        await new Promise<void>((resolve) => listening.close(() => resolve()));
+      }
+      await flagServer.close();
+      await fresh.remove();
+    },
+  };
 }
 
 export interface RequestRecord {

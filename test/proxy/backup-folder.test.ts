@@ -24,36 +24,76 @@ interface Running {
   exited: Promise<number | null>;
 }
 
-const children: ChildProcess[] = [];
-let folder: string;
-let upstream: TestUpstream;
-/** Kept: once stopped, the upstream's port refuses connections (an upstream that is down). */
-let upstreamUrl = '';
+/**
+ * What one test runs against: its folder, its upstream and the programs it started. The tests run
+ * concurrently (most of each is a program waiting for the SDK to give up on the stopped upstream: a
+ * GET and two retries, 1 s and 2 s apart), so each has its own; they are released in afterAll.
+ */
+interface Setup {
+  folder: string;
+  upstream: TestUpstream;
+  /** Kept: once stopped, the upstream's port refuses connections (an upstream that is down). */
+  upstreamUrl: string;
+  children: ChildProcess[];
+}
 
-beforeEach(async () => {
-  folder = path.join(mkdtempSync(path.join(tmpdir(), 'backup-folder-')), 'backups');
+const setups: Setup[] = [];
+
+/**
+ * Two tests at a time: starting the program is mostly CPU, which more tests at once on two cores
+ * would only share out (and bring closer to their waits' bounds); two overlap one's start with the
+ * other's wait for the upstream.
+ */
+const TESTS_AT_ONCE = 2;
+let running = 0;
+const queue: Array<() => void> = [];
+function inTurn<A extends unknown[]>(body: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  return async (...args) => {
+    if (running >= TESTS_AT_ONCE) await new Promise<void>((resolve) => queue.push(resolve));
+    else running += 1;
+    try {
+      await body(...args);
+    } finally {
+      const next = queue.shift();
+      if (next) next();
+      else running -= 1;
+    }
+  };
+}
+
+async function setup(): Promise<Setup> {
+  const folder = path.join(mkdtempSync(path.join(tmpdir(), 'backup-folder-')), 'backups');
   const production = sampleFeatures();
   production.features = production.features.filter((f) => (f as { name: string }).name !== 'always-on');
-  upstream = await new TestUpstream(sampleFeatures(), DEV_TOKEN).addToken(PROD_TOKEN, production).start();
-  upstreamUrl = upstream.url;
+  const upstream = await new TestUpstream(sampleFeatures(), DEV_TOKEN)
+    .addToken(PROD_TOKEN, production)
+    .start();
+  const ctx = { folder, upstream, upstreamUrl: upstream.url, children: [] };
+  setups.push(ctx);
+  return ctx;
+}
+
+afterAll(async () => {
+  for (const { folder, upstream, children } of setups.splice(0)) {
+    await Promise.all(
+      children.splice(0).map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.kill('SIGKILL');
+          }),
+      ),
+    );
+    await upstream.stop().catch(() => undefined);
+    rmSync(path.dirname(folder), { recursive: true, force: true });
+  }
 });
 
-afterEach(async () => {
-  await Promise.all(
-    children.splice(0).map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-  await upstream.stop().catch(() => undefined);
-  rmSync(path.dirname(folder), { recursive: true, force: true });
-});
-
-async function launch(extra: Record<string, string> = {}): Promise<Running> {
+async function launch(
+  { folder, upstreamUrl, children }: Setup,
+  extra: Record<string, string> = {},
+): Promise<Running> {
   const port = await freePort();
   const child = spawn(process.execPath, [BIN], {
     env: {
@@ -91,15 +131,15 @@ async function answer(running: Running, key: string): Promise<{ status: number; 
   return { status: res.status, body: await res.text() };
 }
 
-const files = () => readdirSync(folder).filter((name) => name.endsWith('.json'));
+const files = ({ folder }: Setup) => readdirSync(folder).filter((name) => name.endsWith('.json'));
 
 /** Runs against the live upstream until both environments' backups are written, then stops. */
-async function firstRun(): Promise<{ dev: string; prod: string }> {
-  const running = await launch();
+async function firstRun(ctx: Setup): Promise<{ dev: string; prod: string }> {
+  const running = await launch(ctx);
   await waitFor(async () => (await status(`${running.url}/proxy/health`)) === 200, 20_000);
   await waitFor(() => {
     try {
-      return files().length === 2;
+      return files(ctx).length === 2;
     } catch {
       return false;
     }
@@ -114,35 +154,40 @@ async function firstRun(): Promise<{ dev: string; prod: string }> {
 }
 
 /** Started with the upstream down: waits until the proxy says what it did with the folder. */
-async function secondRun(seen: RegExp, extra: Record<string, string> = {}): Promise<Running> {
-  const running = await launch(extra);
+async function secondRun(ctx: Setup, seen: RegExp, extra: Record<string, string> = {}): Promise<Running> {
+  const running = await launch(ctx, extra);
   await waitFor(() => seen.test(running.output()), 30_000);
   return running;
 }
 
 describe('BACKUP_FOLDER', () => {
-  test('a run against the upstream writes one file per environment; with the upstream down the next run is ready from them with the same answers', async () => {
-    const first = await firstRun();
-    const names = files();
-    expect(names).toHaveLength(2);
-    for (const name of names) {
-      expect(name).toMatch(/^flags-proxy-definitions-[0-9a-f]{24}\.json$/);
-      expect(statSync(path.join(folder, name)).mode & 0o777).toBe(0o600);
-      const text = readFileSync(path.join(folder, name), 'utf8');
-      expect(text).not.toContain('secret');
-    }
-    expect(readdirSync(folder).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+  test.concurrent(
+    'a run against the upstream writes one file per environment; with the upstream down the next run is ready from them with the same answers',
+    inTurn(async () => {
+      const ctx = await setup();
+      const { folder, upstream } = ctx;
+      const first = await firstRun(ctx);
+      const names = files(ctx);
+      expect(names).toHaveLength(2);
+      for (const name of names) {
+        expect(name).toMatch(/^flags-proxy-definitions-[0-9a-f]{24}\.json$/);
+        expect(statSync(path.join(folder, name)).mode & 0o777).toBe(0o600);
+        const text = readFileSync(path.join(folder, name), 'utf8');
+        expect(text).not.toContain('secret');
+      }
+      expect(readdirSync(folder).filter((n) => n.endsWith('.tmp'))).toEqual([]);
 
-    await upstream.stop();
-    const running = await secondRun(/ready from the backup folder[\s\S]*ready from the backup folder/);
-    expect(await status(`${running.url}/proxy/health`)).toBe(200);
-    expect((await answer(running, DEV_KEY)).body).toEqual(first.dev);
-    expect((await answer(running, PROD_KEY)).body).toEqual(first.prod);
-    expect(running.output()).not.toContain('backup-folder-dev-secret');
-  });
+      await upstream.stop();
+      const running = await secondRun(ctx, /ready from the backup folder[\s\S]*ready from the backup folder/);
+      expect(await status(`${running.url}/proxy/health`)).toBe(200);
+      expect((await answer(running, DEV_KEY)).body).toEqual(first.dev);
+      expect((await answer(running, PROD_KEY)).body).toEqual(first.prod);
+      expect(running.output()).not.toContain('backup-folder-dev-secret');
+    }),
+  );
 
   type Change = (record: Record<string, unknown>) => Record<string, unknown> | string;
-  test.each<[string, Change, RegExp]>([
+  test.concurrent.each<[string, Change, RegExp]>([
     [
       'tampered with (definitions changed, digest kept)',
       (record: Record<string, unknown>) => {
@@ -165,9 +210,11 @@ describe('BACKUP_FOLDER', () => {
     ['not JSON', () => '{"format":1,', /backup folder: ignoring .*: not JSON/],
   ])(
     'a file %s is refused as the Redis backup refuses it: no readiness from it',
-    async (_what, change, refusal) => {
-      await firstRun();
-      for (const name of files()) {
+    inTurn(async (_what: string, change: Change, refusal: RegExp) => {
+      const ctx = await setup();
+      const { folder, upstream } = ctx;
+      await firstRun(ctx);
+      for (const name of files(ctx)) {
         const file = path.join(folder, name);
         const record = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
         const changed = change(record);
@@ -178,38 +225,49 @@ describe('BACKUP_FOLDER', () => {
         writeFileSync(file, typeof changed === 'string' ? changed : JSON.stringify(changed));
       }
       await upstream.stop();
-      const running = await secondRun(refusal);
+      const running = await secondRun(ctx, refusal);
       expect(await status(`${running.url}/proxy/health`)).toBe(503);
       expect((await answer(running, DEV_KEY)).status).toBe(503);
       expect(running.output()).not.toContain('ready from the backup folder');
-    },
+    }),
   );
 
-  test('a folder that cannot be written is a warning, never a crash: the proxy serves from the upstream', async () => {
-    writeFileSync(path.dirname(folder) + '/not-a-folder', '');
-    const running = await launch({
-      BACKUP_FOLDER: path.join(path.dirname(folder), 'not-a-folder', 'backups'),
-    });
-    await waitFor(
-      () => /backup folder unavailable \(write\): .* cannot be written \(ENOTDIR\)/.test(running.output()),
-      20_000,
-    );
-    expect((await answer(running, DEV_KEY)).status).toBe(200);
-    expect(running.child.exitCode).toBeNull();
-  });
+  test.concurrent(
+    'a folder that cannot be written is a warning, never a crash: the proxy serves from the upstream',
+    inTurn(async () => {
+      const ctx = await setup();
+      const { folder } = ctx;
+      writeFileSync(path.dirname(folder) + '/not-a-folder', '');
+      const running = await launch(ctx, {
+        BACKUP_FOLDER: path.join(path.dirname(folder), 'not-a-folder', 'backups'),
+      });
+      await waitFor(
+        () => /backup folder unavailable \(write\): .* cannot be written \(ENOTDIR\)/.test(running.output()),
+        20_000,
+      );
+      expect((await answer(running, DEV_KEY)).status).toBe(200);
+      expect(running.child.exitCode).toBeNull();
+    }),
+  );
 
-  test('a file above FLAGS_MAX_STORED_DEFINITIONS_BYTES is not read into memory', async () => {
-    await firstRun();
-    const name = files()[0];
-    const size = statSync(path.join(folder, name)).size;
-    await upstream.stop();
-    const limit = String(size - 1);
-    const running = await secondRun(
-      new RegExp(
-        `backup folder: ignoring .*: it is ${size} bytes, above maxStoredDefinitionsBytes .* = ${limit}`,
-      ),
-      { FLAGS_MAX_STORED_DEFINITIONS_BYTES: limit },
-    );
-    expect(running.child.exitCode).toBeNull();
-  });
+  test.concurrent(
+    'a file above FLAGS_MAX_STORED_DEFINITIONS_BYTES is not read into memory',
+    inTurn(async () => {
+      const ctx = await setup();
+      const { folder, upstream } = ctx;
+      await firstRun(ctx);
+      const name = files(ctx)[0];
+      const size = statSync(path.join(folder, name)).size;
+      await upstream.stop();
+      const limit = String(size - 1);
+      const running = await secondRun(
+        ctx,
+        new RegExp(
+          `backup folder: ignoring .*: it is ${size} bytes, above maxStoredDefinitionsBytes .* = ${limit}`,
+        ),
+        { FLAGS_MAX_STORED_DEFINITIONS_BYTES: limit },
+      );
+      expect(running.child.exitCode).toBeNull();
+    }),
+  );
 });

@@ -72,11 +72,26 @@ class MapStorage implements StorageProvider<ClientFeaturesResponse> {
 
 const names = (body: { toggles: Array<{ name: string }> }) => body.toggles.map((t) => t.name);
 
+// The tests of each block run concurrently (most of their time is the SDK giving up on an unreachable
+// upstream: a GET and two retries, 1 s and 2 s apart): each has its own proxy and bootstrap source, and
+// *Each hooks do not run for concurrent tests, so what they start is closed in afterAll.
 describe('bootstrap and storage provider', () => {
-  let bootstrap: BootstrapServer;
   let unreachable: string;
   const apps: ProxyApp[] = [];
   const track = (app: ProxyApp) => (apps.push(app), app);
+  const sources: BootstrapServer[] = [];
+  /** A bootstrap source of this test alone, so what it records is this test's requests. */
+  const bootstrapSource = async () => {
+    const source = await new BootstrapServer(definitions('from-bootstrap')).start();
+    sources.push(source);
+    return source;
+  };
+  /** Closes a proxy of a test that stops its own upstream next. */
+  const closeNow = async (app: ProxyApp | undefined) => {
+    if (!app) return;
+    apps.splice(apps.indexOf(app), 1);
+    await app.close();
+  };
   const base = () => ({
     flagsApiToken: 'upstream-token',
     clientKeys: [CLIENT_KEY],
@@ -89,109 +104,125 @@ describe('bootstrap and storage provider', () => {
   const upstreamFailed = (app: ProxyApp) => waitFor(() => app.features.stats.fetchErrors > 0, 15_000);
 
   beforeAll(async () => {
-    bootstrap = await new BootstrapServer(definitions('from-bootstrap')).start();
     unreachable = await closedPortUrl();
   });
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
-  });
   afterAll(async () => {
-    await bootstrap.stop();
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+    await Promise.all(sources.splice(0).map((b) => b.stop()));
   });
 
-  it('becomes ready from expBootstrap while the upstream is unreachable, sending the Authorization header', async () => {
-    const app = track(
-      createApp(
-        {
-          ...base(),
-          flagsUrl: unreachable,
-          expBootstrap: { url: bootstrap.url, urlHeaders: { Authorization: BOOTSTRAP_AUTH } },
-        },
-        {},
-      ),
-    );
-    await request(app).get('/proxy/health').expect(503);
-    await app.whenReady();
-    expect(bootstrap.requests.at(-1)?.authorization).toBe(BOOTSTRAP_AUTH);
-    await request(app).get('/proxy/health').expect(200);
-    const res = await request(app).get('/proxy').set('authorization', CLIENT_KEY).expect(200);
-    expect(names(res.body)).toEqual(['from-bootstrap']);
-    await upstreamFailed(app);
-    expect(app.features.isReady()).toBe(true);
-  });
-
-  it('takes the bootstrap URL and Authorization from EXP_BOOTSTRAP_URL and EXP_BOOTSTRAP_AUTHORIZATION', async () => {
-    const app = track(
-      createApp(
-        { ...base(), flagsUrl: unreachable },
-        { EXP_BOOTSTRAP_URL: bootstrap.url, EXP_BOOTSTRAP_AUTHORIZATION: BOOTSTRAP_AUTH },
-      ),
-    );
-    await app.whenReady();
-    expect(bootstrap.requests.at(-1)?.authorization).toBe(BOOTSTRAP_AUTH);
-    const res = await request(app).post('/proxy').set('authorization', CLIENT_KEY).send({}).expect(200);
-    expect(names(res.body)).toEqual(['from-bootstrap']);
-    await upstreamFailed(app);
-  });
-
-  it('stays not ready when the bootstrap source refuses the request and the upstream is down', async () => {
-    const app = track(
-      createApp(
-        {
-          ...base(),
-          flagsUrl: unreachable,
-          expBootstrap: { url: bootstrap.url, urlHeaders: { Authorization: 'wrong' } },
-        },
-        {},
-      ),
-    );
-    await upstreamFailed(app);
-    await waitFor(() => bootstrap.requests.some((h) => h.authorization === 'wrong'));
-    expect(app.features.isReady()).toBe(false);
-    await request(app).get('/proxy').set('authorization', CLIENT_KEY).expect(503);
-  });
-
-  it('replaces bootstrapped definitions with the upstream’s once it answers', async () => {
-    const upstream = await new TestUpstream(definitions('from-upstream')).start();
-    try {
+  it.concurrent(
+    'becomes ready from expBootstrap while the upstream is unreachable, sending the Authorization header',
+    async () => {
+      const bootstrap = await bootstrapSource();
       const app = track(
+        createApp(
+          {
+            ...base(),
+            flagsUrl: unreachable,
+            expBootstrap: { url: bootstrap.url, urlHeaders: { Authorization: BOOTSTRAP_AUTH } },
+          },
+          {},
+        ),
+      );
+      await request(app).get('/proxy/health').expect(503);
+      await app.whenReady();
+      expect(bootstrap.requests.at(-1)?.authorization).toBe(BOOTSTRAP_AUTH);
+      await request(app).get('/proxy/health').expect(200);
+      const res = await request(app).get('/proxy').set('authorization', CLIENT_KEY).expect(200);
+      expect(names(res.body)).toEqual(['from-bootstrap']);
+      await upstreamFailed(app);
+      expect(app.features.isReady()).toBe(true);
+    },
+  );
+
+  it.concurrent(
+    'takes the bootstrap URL and Authorization from EXP_BOOTSTRAP_URL and EXP_BOOTSTRAP_AUTHORIZATION',
+    async () => {
+      const bootstrap = await bootstrapSource();
+      const app = track(
+        createApp(
+          { ...base(), flagsUrl: unreachable },
+          { EXP_BOOTSTRAP_URL: bootstrap.url, EXP_BOOTSTRAP_AUTHORIZATION: BOOTSTRAP_AUTH },
+        ),
+      );
+      await app.whenReady();
+      expect(bootstrap.requests.at(-1)?.authorization).toBe(BOOTSTRAP_AUTH);
+      const res = await request(app).post('/proxy').set('authorization', CLIENT_KEY).send({}).expect(200);
+      expect(names(res.body)).toEqual(['from-bootstrap']);
+      await upstreamFailed(app);
+    },
+  );
+
+  it.concurrent(
+    'stays not ready when the bootstrap source refuses the request and the upstream is down',
+    async () => {
+      const bootstrap = await bootstrapSource();
+      const app = track(
+        createApp(
+          {
+            ...base(),
+            flagsUrl: unreachable,
+            expBootstrap: { url: bootstrap.url, urlHeaders: { Authorization: 'wrong' } },
+          },
+          {},
+        ),
+      );
+      await upstreamFailed(app);
+      await waitFor(() => bootstrap.requests.some((h) => h.authorization === 'wrong'));
+      expect(app.features.isReady()).toBe(false);
+      await request(app).get('/proxy').set('authorization', CLIENT_KEY).expect(503);
+    },
+  );
+
+  it.concurrent('replaces bootstrapped definitions with the upstream’s once it answers', async () => {
+    const bootstrap = await bootstrapSource();
+    const upstream = await new TestUpstream(definitions('from-upstream')).start();
+    let app: ProxyApp | undefined;
+    try {
+      app = track(
         proxyFor(upstream, {
           expBootstrap: { url: bootstrap.url, urlHeaders: { Authorization: BOOTSTRAP_AUTH } },
         }),
       );
-      await app.whenReady();
+      const ready = app;
+      await ready.whenReady();
       await waitFor(() => upstream.featureRequests().length > 0);
       await waitFor(async () => {
-        const res = await request(app).get('/proxy').set('authorization', CLIENT_KEY);
+        const res = await request(ready).get('/proxy').set('authorization', CLIENT_KEY);
         return names(res.body).join() === 'from-upstream';
       });
     } finally {
-      await Promise.all(apps.splice(0).map((a) => a.close()));
+      await closeNow(app);
       await upstream.stop();
     }
   });
 
-  it('becomes ready from a storage provider given in code while the upstream is unreachable', async () => {
-    const storage = new MapStorage();
-    storage.data.set('stored-app', definitions('from-storage') as ClientFeaturesResponse);
-    const app = track(
-      createApp(
-        { ...base(), flagsUrl: unreachable, flagsAppName: 'stored-app', storageProvider: storage },
-        {},
-      ),
-    );
-    await app.whenReady();
-    expect(storage.gets).toContain('stored-app');
-    const res = await request(app).get('/proxy').set('authorization', CLIENT_KEY).expect(200);
-    expect(names(res.body)).toEqual(['from-storage']);
-    await upstreamFailed(app);
-  });
+  it.concurrent(
+    'becomes ready from a storage provider given in code while the upstream is unreachable',
+    async () => {
+      const storage = new MapStorage();
+      storage.data.set('stored-app', definitions('from-storage') as ClientFeaturesResponse);
+      const app = track(
+        createApp(
+          { ...base(), flagsUrl: unreachable, flagsAppName: 'stored-app', storageProvider: storage },
+          {},
+        ),
+      );
+      await app.whenReady();
+      expect(storage.gets).toContain('stored-app');
+      const res = await request(app).get('/proxy').set('authorization', CLIENT_KEY).expect(200);
+      expect(names(res.body)).toEqual(['from-storage']);
+      await upstreamFailed(app);
+    },
+  );
 
-  it('writes the upstream’s definitions to the storage provider', async () => {
+  it.concurrent('writes the upstream’s definitions to the storage provider', async () => {
     const upstream = await new TestUpstream(definitions('saved')).start();
     const storage = new MapStorage();
+    let app: ProxyApp | undefined;
     try {
-      const app = track(proxyFor(upstream, { flagsAppName: 'saving-app', storageProvider: storage }));
+      app = track(proxyFor(upstream, { flagsAppName: 'saving-app', storageProvider: storage }));
       await app.whenReady();
       await waitFor(() => storage.data.has('saving-app'));
       expect(
@@ -201,17 +232,20 @@ describe('bootstrap and storage provider', () => {
           .sort(),
       ).toEqual(['saved', 'saved-off']);
     } finally {
-      await Promise.all(apps.splice(0).map((a) => a.close()));
+      await closeNow(app);
       await upstream.stop();
     }
   });
 
-  it('without bootstrap or storage, an unreachable upstream keeps the proxy not ready', async () => {
-    const app = track(createApp({ ...base(), flagsUrl: unreachable }, {}));
-    await upstreamFailed(app);
-    expect(app.features.isReady()).toBe(false);
-    await request(app).get('/proxy/health').expect(503);
-  });
+  it.concurrent(
+    'without bootstrap or storage, an unreachable upstream keeps the proxy not ready',
+    async () => {
+      const app = track(createApp({ ...base(), flagsUrl: unreachable }, {}));
+      await upstreamFailed(app);
+      expect(app.features.isReady()).toBe(false);
+      await request(app).get('/proxy/health').expect(503);
+    },
+  );
 });
 
 describe('the size limit of a bootstrap source', () => {
@@ -240,10 +274,8 @@ describe('the size limit of a bootstrap source', () => {
     await new Promise<void>((resolve) => big.listen(0, '127.0.0.1', resolve));
     bigUrl = `http://127.0.0.1:${(big.address() as AddressInfo).port}`;
   });
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
-  });
   afterAll(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
     big.closeAllConnections();
     await new Promise<void>((resolve) => big.close(() => resolve()));
     rmSync(dir, { recursive: true, force: true });
@@ -273,26 +305,32 @@ describe('the size limit of a bootstrap source', () => {
     return line?.msg ?? '';
   }
 
-  it('ignores, with a warning naming the limit, a bootstrap URL whose answer declares more bytes than the limit', async () => {
-    const msg = await ignored({ url: `${bigUrl}/sized` });
-    expect(msg).toMatch(
-      /is \d+ bytes, above maxStoredDefinitionsBytes \(FLAGS_MAX_STORED_DEFINITIONS_BYTES\) = 1000/,
-    );
-  });
+  it.concurrent(
+    'ignores, with a warning naming the limit, a bootstrap URL whose answer declares more bytes than the limit',
+    async () => {
+      const msg = await ignored({ url: `${bigUrl}/sized` });
+      expect(msg).toMatch(
+        /is \d+ bytes, above maxStoredDefinitionsBytes \(FLAGS_MAX_STORED_DEFINITIONS_BYTES\) = 1000/,
+      );
+    },
+  );
 
-  it('stops reading a bootstrap URL whose answer grows past the limit without declaring its length', async () => {
-    const msg = await ignored({ url: `${bigUrl}/chunked` });
-    expect(msg).toContain('is more than 1000 bytes, above maxStoredDefinitionsBytes');
-  });
+  it.concurrent(
+    'stops reading a bootstrap URL whose answer grows past the limit without declaring its length',
+    async () => {
+      const msg = await ignored({ url: `${bigUrl}/chunked` });
+      expect(msg).toContain('is more than 1000 bytes, above maxStoredDefinitionsBytes');
+    },
+  );
 
-  it('ignores a bootstrap file larger than the limit without reading it', async () => {
+  it.concurrent('ignores a bootstrap file larger than the limit without reading it', async () => {
     const filePath = path.join(dir, 'large.json');
     writeFileSync(filePath, JSON.stringify(large));
     const msg = await ignored({ filePath });
     expect(msg).toMatch(/the bootstrap file is \d+ bytes, above maxStoredDefinitionsBytes/);
   });
 
-  it('still becomes ready from a bootstrap file within the limit', async () => {
+  it.concurrent('still becomes ready from a bootstrap file within the limit', async () => {
     const filePath = path.join(dir, 'small.json');
     writeFileSync(filePath, JSON.stringify(definitions('small')));
     const app = createApp(

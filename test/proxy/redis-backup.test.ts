@@ -14,37 +14,62 @@ import { TestUpstream } from '../support/upstream';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+// The tests that mostly wait for the SDK to give up on an upstream answering 503 (a GET and two
+// retries, 1 s and 2 s apart) run concurrently: each has its own upstream, and its own key prefix
+// with it. Jest runs no *Each hooks for them: what they start is released after the next sequential
+// test or in afterAll. The tests that time the proxy run alone, as before.
 let redis: Redis;
 let prefix: string;
+const prefixes: string[] = [];
+const prefixOf = new Map<TestUpstream, string>();
 const upstreams: TestUpstream[] = [];
 const apps: ProxyApp[] = [];
 const servers: Server[] = [];
+
+function newPrefix(): string {
+  const fresh = `flags-proxy-test:${randomUUID()}:`;
+  prefixes.push(fresh);
+  return fresh;
+}
+
+/** Closes every proxy, upstream and server started so far, and deletes their keys. */
+async function release(): Promise<void> {
+  await Promise.all(apps.splice(0).map((a) => a.close()));
+  await Promise.all(upstreams.splice(0).map((u) => u.stop()));
+  for (const s of servers.splice(0)) s.close();
+  prefixOf.clear();
+  for (const used of prefixes.splice(0)) {
+    const keys = await redis.keys(`${used}*`);
+    if (keys.length > 0) await redis.del(...keys);
+  }
+}
 
 beforeAll(() => {
   redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
 });
 afterAll(async () => {
+  await release();
   await redis.quit();
 });
 beforeEach(() => {
-  prefix = `flags-proxy-test:${randomUUID()}:`;
+  prefix = newPrefix();
 });
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((a) => a.close()));
-  await Promise.all(upstreams.splice(0).map((u) => u.stop()));
-  for (const s of servers.splice(0)) s.close();
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
-});
+afterEach(release);
 
 async function upstreamWith(payload = sampleFeatures()): Promise<TestUpstream> {
   const upstream = await new TestUpstream(payload).start();
   upstreams.push(upstream);
+  prefixOf.set(upstream, newPrefix());
   return upstream;
 }
 
+/** A replica of `upstream`; the replicas of one upstream share their key prefix. */
 function replica(upstream: TestUpstream, options: ProxyOptions = {}): ProxyApp {
-  const app = proxyFor(upstream, { redisUrl: REDIS_URL, redisKeyPrefix: prefix, ...options });
+  const app = proxyFor(upstream, {
+    redisUrl: REDIS_URL,
+    redisKeyPrefix: prefixOf.get(upstream) ?? prefix,
+    ...options,
+  });
   apps.push(app);
   return app;
 }
@@ -65,31 +90,34 @@ const onlyToggle = (name: string) => ({
   features: [{ name, enabled: true, strategies: [{ name: 'default' }] }],
 });
 
-test('a replica whose upstream does not answer becomes ready from the backup another replica wrote, then switches to the upstream', async () => {
-  const upstream = await upstreamWith();
-  const writer = replica(upstream);
-  await writer.whenReady();
-  await waitFor(async () => (await redis.exists(keyOf(writer))) === 1);
-  const expected = await toggleNames(writer);
+test.concurrent(
+  'a replica whose upstream does not answer becomes ready from the backup another replica wrote, then switches to the upstream',
+  async () => {
+    const upstream = await upstreamWith();
+    const writer = replica(upstream);
+    await writer.whenReady();
+    await waitFor(async () => (await redis.exists(keyOf(writer))) === 1);
+    const expected = await toggleNames(writer);
 
-  upstream.fault = { status: 503 };
-  const logger = capturingLogger();
-  const reader = replica(upstream, { logger });
-  await reader.whenReady();
-  expect(await toggleNames(reader)).toEqual(expected);
-  const line = logger.lines.find((l) => l.msg.includes('ready from the Redis backup'));
-  expect(line?.msg).toMatch(/fetched \d+s ago/);
-  expect(await metricsOf(reader)).toMatch(/^flags_proxy_backup_in_use 1$/m);
-  expect(await metricsOf(reader)).toMatch(/^flags_proxy_backup_age_seconds\{origin="read"\} \d/m);
+    upstream.fault = { status: 503 };
+    const logger = capturingLogger();
+    const reader = replica(upstream, { logger });
+    await reader.whenReady();
+    expect(await toggleNames(reader)).toEqual(expected);
+    const line = logger.lines.find((l) => l.msg.includes('ready from the Redis backup'));
+    expect(line?.msg).toMatch(/fetched \d+s ago/);
+    expect(await metricsOf(reader)).toMatch(/^flags_proxy_backup_in_use 1$/m);
+    expect(await metricsOf(reader)).toMatch(/^flags_proxy_backup_age_seconds\{origin="read"\} \d/m);
 
-  upstream.setFeatures(onlyToggle('live-only'));
-  upstream.fault = undefined;
-  await waitFor(async () => (await toggleNames(reader)).join() === 'live-only');
-  expect(await metricsOf(reader)).toMatch(/^flags_proxy_backup_in_use 0$/m);
-  expect(
-    logger.lines.some((l) => l.msg.includes('serving its definitions instead of the Redis backup')),
-  ).toBe(true);
-});
+    upstream.setFeatures(onlyToggle('live-only'));
+    upstream.fault = undefined;
+    await waitFor(async () => (await toggleNames(reader)).join() === 'live-only');
+    expect(await metricsOf(reader)).toMatch(/^flags_proxy_backup_in_use 0$/m);
+    expect(
+      logger.lines.some((l) => l.msg.includes('serving its definitions instead of the Redis backup')),
+    ).toBe(true);
+  },
+);
 
 test('a live upstream wins over an older backup in a reachable Redis', async () => {
   const upstream = await upstreamWith(onlyToggle('old'));
@@ -108,7 +136,7 @@ test('a live upstream wins over an older backup in a reachable Redis', async () 
   await waitFor(async () => ((await redis.get(keyOf(fresh))) ?? '').includes('"new"'));
 });
 
-test.each([
+test.concurrent.each([
   ['not JSON', () => 'garbage{'],
   [
     'definitions that fail the schema',
@@ -208,35 +236,41 @@ describe('what a replica reads from Redis at start is checked before it is trust
     expect(await metricsOf(app)).toMatch(/^flags_proxy_backup_errors_total\{kind="invalid"\} [1-9]/m);
   }
 
-  test('a value larger than maxStoredDefinitionsBytes is ignored without being read, and the replica waits for the upstream', async () => {
-    const starting = await startingReplica();
-    // 100 MiB, made by Redis itself: above the default limit of 64 MiB.
-    await redis.setrange(keyOf(starting.app), 100 * 1024 * 1024, 'x');
-    await ignoredThenUpstream(
-      starting,
-      /it is 104857601 bytes, above maxStoredDefinitionsBytes \(FLAGS_MAX_STORED_DEFINITIONS_BYTES\) = 67108864/,
-    );
-  });
+  test.concurrent(
+    'a value larger than maxStoredDefinitionsBytes is ignored without being read, and the replica waits for the upstream',
+    async () => {
+      const starting = await startingReplica();
+      // 100 MiB, made by Redis itself: above the default limit of 64 MiB.
+      await redis.setrange(keyOf(starting.app), 100 * 1024 * 1024, 'x');
+      await ignoredThenUpstream(
+        starting,
+        /it is 104857601 bytes, above maxStoredDefinitionsBytes \(FLAGS_MAX_STORED_DEFINITIONS_BYTES\) = 67108864/,
+      );
+    },
+  );
 
-  test('a backup within the limit is still read', async () => {
+  test.concurrent('a backup within the limit is still read', async () => {
     const starting = await startingReplica({ maxStoredDefinitionsBytes: 100_000 });
     await redis.set(keyOf(starting.app), recordOf(onlyToggle('from-backup'), Date.now() - 5_000));
     await starting.app.whenReady();
     expect(await toggleNames(starting.app)).toEqual(['from-backup']);
   });
 
-  test('a valid backup above a smaller configured limit is ignored', async () => {
+  test.concurrent('a valid backup above a smaller configured limit is ignored', async () => {
     const starting = await startingReplica({ maxStoredDefinitionsBytes: 100 });
     await redis.set(keyOf(starting.app), recordOf(onlyToggle('from-backup'), Date.now() - 5_000));
     await ignoredThenUpstream(starting, /bytes, above maxStoredDefinitionsBytes .* = 100$/);
   });
 
-  test('a backup fetched in the future is ignored, naming why, instead of being served as "fetched 0s ago"', async () => {
-    const starting = await startingReplica();
-    const tomorrow = Date.now() + 86_400_000;
-    await redis.set(keyOf(starting.app), recordOf(onlyToggle('from-the-future'), tomorrow));
-    await ignoredThenUpstream(starting, /fetchedAt \(\d{4}-\d\d-\d\dT[\d:.]+Z\) is in the future/);
-  });
+  test.concurrent(
+    'a backup fetched in the future is ignored, naming why, instead of being served as "fetched 0s ago"',
+    async () => {
+      const starting = await startingReplica();
+      const tomorrow = Date.now() + 86_400_000;
+      await redis.set(keyOf(starting.app), recordOf(onlyToggle('from-the-future'), tomorrow));
+      await ignoredThenUpstream(starting, /fetchedAt \(\d{4}-\d\d-\d\dT[\d:.]+Z\) is in the future/);
+    },
+  );
 });
 
 /** A backup record as a replica writes it. */

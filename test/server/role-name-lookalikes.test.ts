@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import request from 'supertest';
 import { roleNameKey } from '../../src/server/roles/name-key';
 import { ADMIN_TOKEN, backends, testServer, useTestServer } from './helpers/backends';
@@ -180,9 +177,8 @@ describe.each(backends())('role names compared as they look on $name', (backend)
 
 describe.each(backends())('role name keys of roles stored before the rule on $name', (backend) => {
   it('are filled at start, so a look-alike of an older role is refused (the later of two stored look-alikes gets none)', async () => {
-    // PGlite persisted in a folder, so the database outlives its first server.
-    const dir = mkdtempSync(path.join(tmpdir(), 'flags-roles-'));
-    const options = backend.name === 'PGlite' ? { dataDir: dir } : await backend.options();
+    // The backend's PGlite is persisted in a folder, so the database outlives its first server.
+    const options = await backend.options();
     const first = await testServer(backend, options);
     try {
       await first.db.query(
@@ -204,15 +200,13 @@ describe.each(backends())('role name keys of roles stored before the rule on $na
     } finally {
       await second.close();
       await backend.cleanup();
-      rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000); // two PGlite starts on a persisted folder
 });
 
 describe.each(backends())('upgrading to confusable-skeleton keys (migration 005) on $name', (backend) => {
   it('recomputes every key at start: a look-alike stored under the older keys loses its keys with a warning, other roles keep working', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'flags-roles-'));
-    const options = backend.name === 'PGlite' ? { dataDir: dir } : await backend.options();
+    const options = await backend.options();
     const first = await testServer(backend, options);
     try {
       // The database as a server before migration 005 left it: keys without the skeleton.
@@ -254,7 +248,6 @@ describe.each(backends())('upgrading to confusable-skeleton keys (migration 005)
     } finally {
       await second.close();
       await backend.cleanup();
-      rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000); // two PGlite starts on a persisted folder
 });

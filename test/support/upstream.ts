@@ -27,8 +27,23 @@ export class TestUpstream {
   private payload: FeaturesPayload;
   /** When set, /client/features answers with this status (and body) instead of the definitions. */
   fault: { status: number; body?: string } | undefined;
-  /** When set, /client/features never answers (a hung upstream). */
-  hang = false;
+  /**
+   * While set, /client/features does not answer (a hung upstream); the requests it holds are
+   * answered, as the upstream then would, when it is cleared (a hung upstream that recovers).
+   */
+  get hang(): boolean {
+    return this.held !== undefined;
+  }
+  set hang(on: boolean) {
+    if (on) {
+      this.held ??= [];
+      return;
+    }
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const answer of held) answer();
+  }
+  private held: Array<() => void> | undefined;
   /** False: /client/features answers every poll in full, without an ETag (never 304). */
   etags = true;
   /** Extra headers of every /client/features answer (e.g. `fetch-mode`). */
@@ -156,24 +171,29 @@ export class TestUpstream {
           return;
         }
         if (url.pathname === '/api/client/features') {
-          if (this.hang) return;
-          if (this.fault) {
+          const answer = () => {
+            if (this.fault) {
+              res
+                .writeHead(this.fault.status, { 'content-type': 'application/json', ...this.featureHeaders })
+                .end(this.fault.body ?? '');
+              return;
+            }
+            const text = JSON.stringify(extra ?? this.payload);
+            if (!this.etags) {
+              res.writeHead(200, { 'content-type': 'application/json', ...this.featureHeaders }).end(text);
+              return;
+            }
+            const etag = `"${createHash('sha1').update(text).digest('hex')}"`;
+            if (req.headers['if-none-match'] === etag) {
+              res.writeHead(304, { etag, ...this.featureHeaders }).end();
+              return;
+            }
             res
-              .writeHead(this.fault.status, { 'content-type': 'application/json', ...this.featureHeaders })
-              .end(this.fault.body ?? '');
-            return;
-          }
-          const text = JSON.stringify(extra ?? this.payload);
-          if (!this.etags) {
-            res.writeHead(200, { 'content-type': 'application/json', ...this.featureHeaders }).end(text);
-            return;
-          }
-          const etag = `"${createHash('sha1').update(text).digest('hex')}"`;
-          if (req.headers['if-none-match'] === etag) {
-            res.writeHead(304, { etag, ...this.featureHeaders }).end();
-            return;
-          }
-          res.writeHead(200, { 'content-type': 'application/json', etag, ...this.featureHeaders }).end(text);
+              .writeHead(200, { 'content-type': 'application/json', etag, ...this.featureHeaders })
+              .end(text);
+          };
+          if (this.held) this.held.push(() => void (res.destroyed || answer()));
+          else answer();
           return;
         }
         if (

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { silentLogger } from '../../../src/common/logging/logger';
 import { createFlagServer, type FlagServer, type FlagServerOptions } from '../../../src/server';
+import { freshPgliteDir } from '../../support/pglite';
 
 export const CLIENT_TOKEN = 'client-token-1';
 export const ADMIN_TOKEN = 'admin-token-1';
@@ -17,11 +18,25 @@ export interface Backend {
   cleanup(): Promise<void>;
 }
 
-const pgliteBackend = (): Backend => ({
-  name: 'PGlite',
-  options: async () => ({ dataDir: 'memory' }),
-  cleanup: async () => undefined,
-});
+/**
+ * PGlite in a fresh folder of its own (`freshPgliteDir()`): the same embedded database,
+ * empty but for initdb's catalog, that the flags-server migrates and seeds as on any first start.
+ * `storage.test.ts` covers a data directory the server initialises itself, and other suites `memory`.
+ */
+const pgliteBackend = (): Backend => {
+  const removals: Array<() => Promise<void>> = [];
+  return {
+    name: 'PGlite',
+    async options() {
+      const fresh = await freshPgliteDir();
+      removals.push(fresh.remove);
+      return { dataDir: fresh.dataDir };
+    },
+    async cleanup() {
+      await Promise.all(removals.splice(0).map((remove) => remove()));
+    },
+  };
+};
 
 const postgresBackend = (url: string): Backend => {
   const schemas: string[] = [];
