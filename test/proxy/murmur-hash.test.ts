@@ -5,6 +5,7 @@ import {
   hashAfter,
   hashPrefix,
   murmurHash32,
+  normalizedAfter,
   normalizedValue,
   PreparedKey,
 } from '../../src/proxy/upstream/murmur-hash';
@@ -51,6 +52,22 @@ describe("the SDK's rollout hash", () => {
           const state = hashPrefix(prefix, seed);
           expect(hashAfter(state, prepared)).toBe(continueHash(state, key));
           expect(hashAfter(state, prepared)).toBe(original(prefix + key, seed));
+          // the remainder in integer arithmetic, for the divisors rollouts and weights give, and others
+          for (const normalizer of [
+            1,
+            7,
+            100,
+            1000,
+            65_536,
+            0x3fffffff,
+            0x40000000,
+            0x40000001,
+            2 ** 32,
+            33.5,
+          ])
+            expect(normalizedAfter(state, prepared, normalizer)).toBe(
+              (original(prefix + key, seed) % normalizer) + 1,
+            );
         }
       }),
       { numRuns: 20_000 },

@@ -132,6 +132,25 @@ export class PreparedKey {
 
 /** `continueHash(prefix, key.key)`, mixing the key's prepared blocks. */
 export function hashAfter(prefix: HashPrefix, key: PreparedKey): number {
+  return mixAfter(prefix, key) >>> 0;
+}
+
+/**
+ * `(continueHash(prefix, key.key) % normalizer) + 1`, what the SDK's `normalizedValue` answers: in
+ * 32-bit integer arithmetic for an integer normalizer up to 2^30 (a rollout's 100, a variant
+ * split's total weight), as the remainder of an unsigned hash would otherwise be computed on
+ * doubles.
+ */
+export function normalizedAfter(prefix: HashPrefix, key: PreparedKey, normalizer: number): number {
+  const h = mixAfter(prefix, key);
+  if ((normalizer | 0) === normalizer && normalizer > 0 && normalizer <= 0x40000000)
+    // h as unsigned is 2 * (h >>> 1) + (h & 1); every step stays below 2^31
+    return ((((h >>> 1) % normalizer) * 2 + (h & 1)) % normalizer) + 1;
+  return ((h >>> 0) % normalizer) + 1;
+}
+
+/** The hash of `hashAfter` as a signed 32-bit integer (the same bits). */
+function mixAfter(prefix: HashPrefix, key: PreparedKey): number {
   const aligned = key.at(prefix.tailLength);
   let h1 = prefix.h1;
   if (prefix.tailLength > 0) {
@@ -151,7 +170,7 @@ export function hashAfter(prefix: HashPrefix, key: PreparedKey): number {
   h1 ^= h1 >>> 13;
   h1 = Math.imul(h1, 0xc2b2ae35);
   h1 ^= h1 >>> 16;
-  return h1 >>> 0;
+  return h1;
 }
 
 /** Prefixes (`groupId:`) of one seed; cleared when it holds this many (names come and go with definitions). */

@@ -2,8 +2,8 @@ import type { Context } from 'unleash-client';
 import type { SdkVariant } from '../../upstream/feature-repository';
 import {
   continueHash,
-  hashAfter,
   hashPrefix,
+  normalizedAfter,
   normalizedValue,
   type HashPrefix,
 } from '../../upstream/murmur-hash';
@@ -244,7 +244,7 @@ function stickyValue(strategy: CompiledStrategy, scope: RequestScope): unknown {
 
 /** `normalizedValue(id, groupId:) <= percentage` for a rollout's prefix, the id prepared once per request. */
 function rolledIn(strategy: CompiledStrategy, prefix: HashPrefix, id: string, scope: RequestScope): boolean {
-  return (hashAfter(prefix, scope.key(id)) % 100) + 1 <= strategy.percentage;
+  return normalizedAfter(prefix, scope.key(id), 100) <= strategy.percentage;
 }
 
 /** Whether the strategy itself (its constraints aside) enables the toggle for the scope's context. */

@@ -1,5 +1,5 @@
 import type { SdkVariant } from '../../upstream/feature-repository';
-import { continueHash, hashAfter, hashPrefix, type HashPrefix } from '../../upstream/murmur-hash';
+import { continueHash, hashPrefix, normalizedAfter, type HashPrefix } from '../../upstream/murmur-hash';
 import { NotCompiled } from './constraints';
 import { fieldIndex, type RequestScope } from './scope';
 
@@ -132,11 +132,10 @@ export function chooseVariant(choice: VariantChoice, scope: RequestScope): SdkVa
     }
   }
   const seed = seedOf(choice, scope);
-  const hash =
+  const target =
     seed === undefined
-      ? continueHash(choice.prefix, randomSeed())
-      : hashAfter(choice.prefix, scope.key(seed));
-  const target = (hash % choice.totalWeight) + 1;
+      ? (continueHash(choice.prefix, randomSeed()) % choice.totalWeight) + 1
+      : normalizedAfter(choice.prefix, scope.key(seed), choice.totalWeight);
   const variants = choice.variants;
   let counter = 0;
   for (let i = 0; i < variants.length; i++) {
