@@ -6,6 +6,7 @@ import type { Outcome } from '../../src/proxy/engine/plan';
 import { UsageTally } from '../../src/proxy/engine/usage-tally';
 import { CLIENT_KEY, expressRouted, readyProxyFor, waitFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
+import { reportedUsage } from '../support/usage-reports';
 
 const LAUNCH = Date.parse('2030-01-01T00:00:00.000Z');
 
@@ -423,21 +424,7 @@ describe('usage counts of evaluated toggles', () => {
     for (let i = 0; i < 2; i += 1) expect(names((await get()).body)).toEqual(['by-plan', 'fixed']);
     await app.close(); // flushes usage upstream
 
-    const counted: Record<string, { yes: number; no: number; variants: Record<string, number> }> = {};
-    for (const post of upstream.posted('/api/client/metrics')) {
-      const toggles = (
-        post.body as {
-          bucket: { toggles: Record<string, { yes: number; no: number; variants: Record<string, number> }> };
-        }
-      ).bucket.toggles;
-      for (const [name, c] of Object.entries(toggles)) {
-        const sum = (counted[name] ??= { yes: 0, no: 0, variants: {} });
-        sum.yes += c.yes;
-        sum.no += c.no;
-        for (const [v, n] of Object.entries(c.variants)) sum.variants[v] = (sum.variants[v] ?? 0) + n;
-      }
-    }
-    expect(counted).toEqual({
+    expect(reportedUsage(upstream)).toEqual({
       'for-u1': { yes: 4, no: 2, variants: { blue: 4, disabled: 2 } },
       'by-plan': { yes: 6, no: 0, variants: { disabled: 6 } },
       fixed: { yes: 6, no: 0, variants: { disabled: 6 } },

@@ -9,6 +9,7 @@ import type { Evaluator } from '../../../src/proxy/engine/evaluator';
 import type { Plan } from '../../../src/proxy/engine/plan';
 import { CLIENT_KEY, readyProxyFor, waitFor } from '../../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../../support/upstream';
+import { reportedUsage } from '../../support/usage-reports';
 
 const BULK = '/ofrep/v1/evaluate/flags';
 
@@ -74,25 +75,6 @@ function engineOf(proxy: ProxyApp, name: string): { evaluate: (...args: never[])
   return engine as unknown as { evaluate: (...args: never[]) => unknown };
 }
 
-/** Usage counts of every report the proxy sent upstream, summed per toggle. */
-function countedUpstream(): Record<string, { yes: number; no: number; variants: Record<string, number> }> {
-  const counted: Record<string, { yes: number; no: number; variants: Record<string, number> }> = {};
-  for (const post of upstream.posted('/api/client/metrics')) {
-    const toggles = (
-      post.body as {
-        bucket: { toggles: Record<string, { yes: number; no: number; variants: Record<string, number> }> };
-      }
-    ).bucket.toggles;
-    for (const [name, c] of Object.entries(toggles)) {
-      const sum = (counted[name] ??= { yes: 0, no: 0, variants: {} });
-      sum.yes += c.yes;
-      sum.no += c.no;
-      for (const [v, n] of Object.entries(c.variants)) sum.variants[v] = (sum.variants[v] ?? 0) + n;
-    }
-  }
-  return counted;
-}
-
 describe("OFREP's kept bulk answers", () => {
   test('a repeated context is evaluated twice, then served kept: same flags, same usage counts', async () => {
     app = await readyProxyFor(upstream, { refreshInterval: 50 });
@@ -130,7 +112,7 @@ describe("OFREP's kept bulk answers", () => {
     }
     await proxy.close(); // flushes usage upstream
     app = undefined;
-    expect(countedUpstream()).toEqual({
+    expect(reportedUsage(upstream)).toEqual({
       'for-u1': { yes: 4, no: 4, variants: { blue: 4, disabled: 4 } },
       'by-plan': { yes: 8, no: 0, variants: { disabled: 8 } },
       fixed: { yes: 8, no: 0, variants: { disabled: 8 } },
