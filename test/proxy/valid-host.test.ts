@@ -12,6 +12,10 @@ describe('validHost', () => {
     '[::1]',
     '[2001:db8::1]:443',
     'svc_1.internal.',
+    'flags-08.example',
+    '08.example',
+    '0x7g',
+    '127.0.0.1.',
   ])('accepts %s', (host) => expect(validHost(host)).toBe(host));
 
   test.each([
@@ -33,12 +37,27 @@ describe('validHost', () => {
     'evil..example',
     '-evil.example',
     `${'a'.repeat(64)}.example`,
+    // a URL parser reads a name ending in a number as an IPv4 address, and refuses these
+    '08',
+    '1.2.3.09',
+    'flags.08',
+    '08.',
+    // read as other addresses than they spell, or not as a dotted quad: refused too
+    '1.2.3',
+    '0x7f.1',
   ])('refuses %p', (host) => expect(validHost(host)).toBeUndefined());
 
   test('whatever it accepts, a URL built on it has that host and the path it was given', () => {
     fc.assert(
       fc.property(
-        fc.oneof(fc.string(), fc.domain(), fc.webAuthority({ withPort: true, withUserInfo: true })),
+        fc.oneof(
+          fc.string(),
+          fc.domain(),
+          fc.webAuthority({ withPort: true, withUserInfo: true }),
+          // names a URL parser may read as IPv4 numbers (decimal, octal, hex parts)
+          fc.stringMatching(/^[0-9a-fx.]{1,14}$/),
+          fc.ipV4Extended(),
+        ),
         (host) => {
           const valid = validHost(host);
           if (valid === undefined) return;
@@ -49,7 +68,7 @@ describe('validHost', () => {
           expect(url.search).toBe('?token=t');
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: 20_000 },
     );
   });
 });
