@@ -14,6 +14,7 @@ import { definitionsDigest } from './etag';
 import { toEvaluatedToggle, toggleEntry } from './toggle-json';
 import { Checks } from './compiled/checks';
 import { compileFeature, type ToggleEvaluation } from './compiled/toggle';
+import { answerSlot } from './compiled/variants';
 
 /** One evaluated result of a toggle: what its usage counts and its pre-serialised response entry. */
 export interface Outcome {
@@ -69,14 +70,14 @@ export interface CompiledToggle {
   readonly slot: number;
   /** Every outcome interned for the revision, shared by its toggles: an outcome's `id` is its index. */
   readonly interned: Outcome[];
-  /** Its outcome for the SDK's `DISABLED_ANSWER` and `ENABLED_ANSWER`, once seen (see `outcomeOf`). */
+  /**
+   * Its outcomes of the engine's variant answers, by answer slot (`compiled/variants.ts`'
+   * `answerSlot`): found by index (bounded by its definition), not by looking the answer object up.
+   */
+  readonly bySlot: (Outcome | undefined)[];
+  /** Its outcomes of the two fallback answers, once seen: kept on the toggle itself, read most. */
   off: Outcome | undefined;
   on: Outcome | undefined;
-  /**
-   * Its outcomes by the engine's answer object: the engine answers a variant with one object per
-   * variant definition, so an engine toggle finds its outcome by identity (bounded by its definition).
-   */
-  readonly byAnswer: Map<SdkVariant, Outcome>;
 }
 
 /**
@@ -136,18 +137,20 @@ export const QUARANTINED = -3;
 const MAX_OUTCOMES_PER_TOGGLE = 32;
 
 /**
- * The outcome of one SDK answer, with the fragment reused across requests. The adapter answers the
- * two fallback results (disabled; enabled without a variant) with one object each, so most answers
- * find their outcome on the toggle itself.
+ * The outcome of one SDK answer, with the fragment reused across requests. The adapter and the
+ * engine answer the two fallback results (disabled; enabled without a variant) with one object
+ * each, and the engine numbers its variant answers (`answerSlot`), so most answers find their
+ * outcome in the toggle's `bySlot`. A variant answer of the SDK itself is looked up by its fields.
  */
 export function outcomeOf(toggle: CompiledToggle, result: SdkVariant): Outcome {
   if (result === DISABLED_ANSWER) return toggle.off ?? (toggle.off = internedOutcome(toggle, result));
   if (result === ENABLED_ANSWER) return toggle.on ?? (toggle.on = internedOutcome(toggle, result));
-  if (toggle.engine === undefined) return internedOutcome(toggle, result);
-  let known = toggle.byAnswer.get(result);
+  const slot = toggle.engine !== undefined ? answerSlot(result) : -1;
+  if (slot < 0) return internedOutcome(toggle, result);
+  let known = toggle.bySlot[slot];
   if (known === undefined) {
     known = internedOutcome(toggle, result);
-    toggle.byAnswer.set(result, known);
+    toggle.bySlot[slot] = known;
   }
   return known;
 }
@@ -423,9 +426,9 @@ function compiledToggle(
     group: fields.group ?? -1,
     slot: fields.slot ?? -1,
     interned,
+    bySlot: [],
     off: undefined,
     on: undefined,
-    byAnswer: new Map(),
   };
 }
 

@@ -12,6 +12,8 @@ import type { Context } from 'unleash-client';
 import { Checks } from '../../../src/proxy/engine/compiled/checks';
 import { RequestScope } from '../../../src/proxy/engine/compiled/scope';
 import { compileFeature, type CompileSources } from '../../../src/proxy/engine/compiled/toggle';
+import { answerSlot } from '../../../src/proxy/engine/compiled/variants';
+import type { SdkVariant } from '../../../src/proxy/upstream/feature-repository';
 import type { FeatureInterface, Segment } from '../../../src/proxy/upstream/sdk/types';
 import { referenceSdk } from '../../support/reference-sdk';
 import { anyString, contextArb, edgeValue } from './edge-values';
@@ -219,11 +221,18 @@ function compare(features: FeatureInterface[], context: Context, chance: number)
     const sources = sourcesOf(features);
     const compiled = features.map((f) => compileFeature(f, sources, checks));
     const scope = new RequestScope(checks.size);
+    // an answer's slot names it within its toggle: one slot, one answer object (what `outcomeOf` relies on)
+    const bySlot = features.map(() => new Map<number, SdkVariant>());
     // the context as drawn, then with a sweep of ids: rollout and weight boundaries are met
     for (const c of [context, ...SWEEP.map((id) => withIds(context, id))]) {
       scope.begin(c);
       features.forEach((feature, i) => {
         const answer = compiled[i].evaluate(scope);
+        const slot = answerSlot(answer);
+        expect(slot).toBeGreaterThanOrEqual(0);
+        const known = bySlot[i].get(slot);
+        if (known === undefined) bySlot[i].set(slot, answer);
+        else expect(answer).toBe(known);
         const payload = answer.payload ? { payload: answer.payload } : {};
         expect({
           name: feature.name,

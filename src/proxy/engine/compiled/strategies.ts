@@ -14,7 +14,7 @@ import { NotCompiled, type Check } from './constraints';
 import type { Checks } from './checks';
 import type { RequestScope } from './scope';
 import { fieldIndex } from './scope';
-import { chooseVariant, compileVariantChoice, type VariantChoice } from './variants';
+import { chooseVariant, compileVariantChoice, type AnswerSlots, type VariantChoice } from './variants';
 
 /** The seed of the SDK's rollout hash (`strategy/util.js`). */
 const STRATEGY_SEED = 0;
@@ -326,6 +326,8 @@ export function compileStrategy(
   strategy: StrategyTransportInterface,
   checks: Checks,
   segment: (id: number) => Segment | undefined,
+  /** The numbering of the answers of the toggle this strategy belongs to. */
+  slots: AnswerSlots,
 ): CompiledStrategy {
   if (!isRecord(strategy) || typeof strategy.name !== 'string') throw new NotCompiled('strategy shape');
   const raw: unknown = strategy.parameters;
@@ -349,7 +351,12 @@ export function compileStrategy(
   if (hasVariants) {
     const first: unknown = (variants as unknown[])[0];
     if (!isRecord(first)) throw new NotCompiled('a variant not an object');
-    choice = compileVariantChoice(parameters.groupId, first.stickiness || parameters.stickiness, variants);
+    choice = compileVariantChoice(
+      parameters.groupId,
+      first.stickiness || parameters.stickiness,
+      variants,
+      slots,
+    );
   }
   return {
     definition: strategy,

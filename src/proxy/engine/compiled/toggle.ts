@@ -5,7 +5,7 @@ import type { Checks } from './checks';
 import { NotCompiled } from './constraints';
 import type { RequestScope } from './scope';
 import { BUILT_IN, compileStrategy, strategyResult, type CompiledStrategy } from './strategies';
-import { chooseVariant, compileVariantChoice, type VariantChoice } from './variants';
+import { AnswerSlots, chooseVariant, compileVariantChoice, type VariantChoice } from './variants';
 
 /** What compiling a toggle reads besides its definition (`FastEvaluation`'s lookups). */
 export interface CompileSources {
@@ -18,7 +18,8 @@ export interface CompileSources {
 
 /**
  * A toggle compiled: `evaluate` answers what `resolveVariant` (the SDK's `forceGetVariant`)
- * answers for the scope's context, with the same answer objects for the two fallback results.
+ * answers for the scope's context, with the same answer objects for the two fallback results and
+ * an `EngineAnswer` of its own for each variant (numbered: `answerSlot`).
  */
 export interface ToggleEvaluation {
   evaluate(scope: RequestScope): SdkVariant;
@@ -87,15 +88,17 @@ export function compileFeature(
     if (typeof name !== 'string' || !BUILT_IN.has(name) || !sources.isBuiltInStrategy(name))
       throw new NotCompiled(`strategy ${String(name)}`);
   }
+  // every answer this toggle can give is numbered (`answerSlot`): its strategies' variants, then its own
+  const slots = new AnswerSlots();
   const compiled: CompiledStrategy[] = (strategies as StrategyTransportInterface[]).map((s) =>
-    compileStrategy(s, checks, (id) => sources.segment(id)),
+    compileStrategy(s, checks, (id) => sources.segment(id), slots),
   );
   const variants: unknown = feature.variants;
   let choice: VariantChoice | undefined;
   if (Array.isArray(variants) && variants.length > 0) {
     const first: unknown = variants[0];
     const stickiness: unknown = isRecord(first) ? (first.stickiness ?? undefined) : undefined;
-    choice = compileVariantChoice(feature.name, stickiness, variants);
+    choice = compileVariantChoice(feature.name, stickiness, variants, slots);
   }
   return new CompiledFeature(parents, feature.enabled, compiled, choice);
 }

@@ -1,16 +1,50 @@
 import type { SdkVariant } from '../../upstream/feature-repository';
 import { continueHash, hashPrefix, normalizedAfter, type HashPrefix } from '../../upstream/murmur-hash';
+import { DISABLED_ANSWER, ENABLED_ANSWER } from '../../upstream/sdk/variant';
 import { NotCompiled } from './constraints';
 import { fieldIndex, type RequestScope } from './scope';
 
 /** The seed of the SDK's variant hash (`strategy/util.js`). */
 const VARIANT_SEED = 86028157;
 
+/**
+ * The engine's answer for a chosen variant: what the SDK answers (enabled toggle, enabled variant,
+ * the definition's own payload object) and its `slot`, a number unique among the answers one
+ * compiled toggle can give (`AnswerSlots`), so the toggle finds what it prepared for this answer by
+ * index, not by looking the object up.
+ */
+export interface EngineAnswer extends SdkVariant {
+  readonly slot: number;
+}
+
+/** Slot of `DISABLED_ANSWER` and of `ENABLED_ANSWER` in every toggle; variant answers follow. */
+export const DISABLED_SLOT = 0;
+export const ENABLED_SLOT = 1;
+
+/** Numbers the variant answers of one compiled toggle, after the two fallback slots. */
+export class AnswerSlots {
+  private next = ENABLED_SLOT + 1;
+  take(): number {
+    return this.next++;
+  }
+}
+
+/**
+ * The slot of an answer of a compiled toggle: the two fallback answers' fixed slots, else the
+ * variant answer's own; -1 for an object the engine did not make.
+ */
+export function answerSlot(answer: SdkVariant): number {
+  if (answer === DISABLED_ANSWER) return DISABLED_SLOT;
+  if (answer === ENABLED_ANSWER) return ENABLED_SLOT;
+  const slot = (answer as Partial<EngineAnswer>).slot;
+  return typeof slot === 'number' ? slot : -1;
+}
+
 /** One variant definition as compiled: its answer made once, with the definition's own payload object. */
 interface CompiledVariant {
   readonly weight: number;
   /** The SDK's answer when it is chosen (enabled toggle, enabled variant). */
-  readonly answer: SdkVariant;
+  readonly answer: EngineAnswer;
   /** Its overrides: the context field (with its `fieldIndex`) and the values that choose it. */
   readonly overrides:
     | readonly { readonly field: string; readonly index: number; readonly values: readonly string[] }[]
@@ -38,7 +72,7 @@ export interface VariantChoice {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-function compileVariant(definition: unknown): CompiledVariant {
+function compileVariant(definition: unknown, slots: AnswerSlots): CompiledVariant {
   if (!isRecord(definition)) throw new NotCompiled('a variant not an object');
   const { name, weight, overrides, payload } = definition;
   if (typeof name !== 'string' || typeof weight !== 'number' || !Number.isFinite(weight))
@@ -52,11 +86,12 @@ function compileVariant(definition: unknown): CompiledVariant {
       return { field: o.contextName, index: fieldIndex(o.contextName), values: o.values as string[] };
     });
   }
-  const answer: SdkVariant = Object.freeze({
+  const answer: EngineAnswer = Object.freeze({
     name,
     enabled: true,
     payload: payload as SdkVariant['payload'],
     feature_enabled: true,
+    slot: slots.take(),
   });
   return { weight, answer, overrides: compiled };
 }
@@ -97,9 +132,11 @@ export function compileVariantChoice(
   groupId: unknown,
   stickiness: unknown,
   definitions: unknown,
+  /** The numbering of the answers of the toggle this choice belongs to. */
+  slots: AnswerSlots,
 ): VariantChoice {
   if (!Array.isArray(definitions)) throw new NotCompiled('variants not a list');
-  const variants = definitions.map(compileVariant);
+  const variants = definitions.map((d: unknown) => compileVariant(d, slots));
   const totalWeight = variants.reduce((acc, v) => acc + v.weight, 0);
   if (totalWeight <= 0) return NO_CHOICE;
   const sticky = stickiness === undefined ? 'default' : stickiness;
@@ -121,7 +158,7 @@ export function compileVariantChoice(
  * weights add up to nothing; else the first variant with an override matching the context; else
  * the variant whose weight range holds the normalised hash of the seed.
  */
-export function chooseVariant(choice: VariantChoice, scope: RequestScope): SdkVariant | null {
+export function chooseVariant(choice: VariantChoice, scope: RequestScope): EngineAnswer | null {
   if (!choice.weighted || choice.prefix === undefined) return null;
   const withOverrides = choice.withOverrides;
   for (let i = 0; i < withOverrides.length; i++) {
