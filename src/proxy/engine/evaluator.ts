@@ -13,6 +13,7 @@ import { EvaluationMemory } from './evaluation-memory';
 import type { BudgetMember } from '../budgets/shared-budget';
 import {
   compilePlan,
+  evaluatedOf,
   memoKey,
   outcomeOf,
   QUARANTINED,
@@ -24,6 +25,7 @@ import {
 } from './plan';
 import { disabledToggle, toEvaluatedToggle, toggleEntry, toggleListBody } from './toggle-json';
 import { UsageTally } from './usage-tally';
+import { CONSTANT, REMEMBERED } from './toggle-steps';
 import { RequestScope } from './compiled/scope';
 
 /** Which toggles a request asks for. */
@@ -63,7 +65,7 @@ export { DEFAULT_BUDGETS, type EvaluationBudgets } from './evaluation-memory';
 /** Per-row overhead counted against the memo budget besides the key's characters and the slots. */
 const MEMO_ENTRY_BYTES = 96;
 
-/** What one memo row is counted as: its key, its overhead and a reference per slot. */
+/** What one memo row is counted as: its key, its overhead and 8 bytes per slot (an id, and its share of the array). */
 const rowBytes = (key: string, group: MemoGroup): number =>
   2 * key.length + MEMO_ENTRY_BYTES + 8 * group.size;
 
@@ -111,6 +113,17 @@ export type ToggleVisit = (
 function unknownEntry(name: string): Buffer {
   return toggleEntry(disabledToggle(name, false));
 }
+
+/**
+ * The toggles of an answer in its order, as indices into `Plan.toggles`; a name the definitions
+ * lack is a negative index, -1 for `unknown[0]`, -2 for `unknown[1]`, …
+ */
+interface AnswerOrder {
+  readonly indices: ArrayLike<number>;
+  readonly unknown: readonly string[];
+}
+
+const NO_NAMES: readonly string[] = Object.freeze([]);
 
 /** Not computed yet, in `MemoKeys`' per-group array. */
 const UNKNOWN = null;
@@ -277,9 +290,9 @@ export class Evaluator {
       return this.withBodyEtag(this.plainBody(fresh.selection, fresh.context), ifNoneMatch);
     const state = this.revisionState(fast);
     const { etag, selection, enhanced, window } = fresh;
-    const toggles = this.togglesOf(state.plan, selection);
+    const order = this.orderOf(state.plan, selection);
     if (etag === undefined) {
-      const { body, release } = this.evaluate(fast, state, selection, toggles, enhanced, window, false);
+      const { body, release } = this.evaluate(fast, state, selection, order, enhanced, window, false);
       return this.withBodyEtag(body, ifNoneMatch, release);
     }
     if (etagMatches(ifNoneMatch, etag)) return { notModified: true, etag };
@@ -290,7 +303,7 @@ export class Evaluator {
     }
     // Kept only on its second sighting: a first one (a new user) collects no usage list to keep.
     const keep = state.cache.admit(etag);
-    const { body, usage, release } = this.evaluate(fast, state, selection, toggles, enhanced, window, keep);
+    const { body, usage, release } = this.evaluate(fast, state, selection, order, enhanced, window, keep);
     // A date passed while evaluating: this body belongs to no single window, validate it by itself.
     if (window !== undefined && clockWindow(state.plan.dateBoundaries, Date.now()) !== window)
       return this.withBodyEtag(body, undefined, release);
@@ -318,7 +331,7 @@ export class Evaluator {
     const { enhanced, window } = fresh;
     const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
     state.scope.begin(enhanced);
-    return this.evaluateToggle(fast, state, toggle, enhanced, window, keys);
+    return this.outcomeOfToggle(fast, state, toggle, enhanced, window, keys);
   }
 
   /**
@@ -410,7 +423,7 @@ export class Evaluator {
         keepable = false;
         visit(toggle, undefined, undefined);
       } else if (decider(toggle)) this.evaluateDeciding(fast, state, toggle, enhanced, noted);
-      else noted(toggle, this.evaluateToggle(fast, state, toggle, enhanced, window, keys), undefined);
+      else noted(toggle, this.outcomeOfToggle(fast, state, toggle, enhanced, window, keys), undefined);
     }
     state.usage.countAnswer(state.constants);
     return keepable;
@@ -443,7 +456,7 @@ export class Evaluator {
     else if (decider(toggle)) this.evaluateDeciding(fast, state, toggle, enhanced, visit);
     else {
       const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
-      visit(toggle, this.evaluateToggle(fast, state, toggle, enhanced, window, keys), undefined);
+      visit(toggle, this.outcomeOfToggle(fast, state, toggle, enhanced, window, keys), undefined);
     }
     return true;
   }
@@ -478,10 +491,17 @@ export class Evaluator {
     visit(toggle, outcome, decided);
   }
 
-  /** The toggles a selection lists, in answer order; a name the definitions lack stays a string. */
-  private togglesOf(plan: Plan, selection: Selection): readonly (CompiledToggle | string)[] {
-    if (selection.kind !== 'named') return plan.toggles;
-    return unique(selection.names).map((n) => plan.byName.get(n) ?? n);
+  /** The toggles a selection lists, in answer order (`AnswerOrder`). */
+  private orderOf(plan: Plan, selection: Selection): AnswerOrder {
+    if (selection.kind !== 'named') return { indices: plan.steps.all, unknown: NO_NAMES };
+    const unknown: string[] = [];
+    const indices = unique(selection.names).map((n) => {
+      const toggle = plan.byName.get(n);
+      if (toggle) return toggle.index;
+      unknown.push(n);
+      return -unknown.length;
+    });
+    return { indices, unknown };
   }
 
   private withBodyEtag(body: string | Buffer, ifNoneMatch: string | undefined, release?: () => void): Reply {
@@ -563,7 +583,7 @@ export class Evaluator {
     fast: FastEvaluation,
     state: RevisionState,
     selection: Selection,
-    toggles: readonly (CompiledToggle | string)[],
+    order: AnswerOrder,
     enhanced: Context,
     window: string | undefined,
     collect: boolean,
@@ -574,7 +594,7 @@ export class Evaluator {
     const entries = shared ? this.entries : [];
     this.writing = true;
     try {
-      return this.evaluateInto(entries, fast, state, selection, toggles, enhanced, window, collect);
+      return this.evaluateInto(entries, fast, state, selection, order, enhanced, window, collect);
     } finally {
       if (shared) {
         entries.length = 0;
@@ -588,42 +608,76 @@ export class Evaluator {
     fast: FastEvaluation,
     state: RevisionState,
     selection: Selection,
-    toggles: readonly (CompiledToggle | string)[],
+    order: AnswerOrder,
     enhanced: Context,
     window: string | undefined,
     collect: boolean,
   ): { body: Buffer; usage: readonly Outcome[] | undefined; release: (() => void) | undefined } {
     const onlyEnabled = selection.kind === 'enabled';
     const countConstantsOnce = selection.kind !== 'named';
+    const { plan, usage: tally } = state;
+    const { toggles, steps, table } = plan;
+    const { kind: kinds, group: groups, slot: slots, constantId } = steps;
+    const indices = order.indices;
     let bytes = 0;
     const counted: Outcome[] = [];
-    const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
+    const keys = new MemoKeys(plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
     state.scope.begin(enhanced);
     let cacheable = true;
-    for (const toggle of toggles) {
-      if (typeof toggle === 'string') {
-        const unknown = unknownEntry(toggle);
+    // Per toggle, compact arrays decide (`toggle-steps.ts`, `outcome-table.ts`); a toggle's and an
+    // outcome's objects are read only to evaluate it, or for an outcome that is not interned.
+    for (let k = 0; k < indices.length; k++) {
+      const i = indices[k];
+      if (i < 0) {
+        const unknown = unknownEntry(order.unknown[-i - 1]);
         entries.push(unknown);
         bytes += unknown.length;
         continue;
       }
-      let outcome = toggle.constant;
-      if (outcome) {
-        if (!countConstantsOnce && outcome.id !== QUARANTINED) {
-          state.usage.count(outcome);
-          if (collect) counted.push(outcome);
+      let id = -1;
+      let outcome: Outcome | undefined;
+      const kind = kinds[i];
+      if (kind === CONSTANT) {
+        id = constantId[i];
+        if (id < 0) outcome = toggles[i].constant;
+        if (!countConstantsOnce && id !== QUARANTINED) {
+          if (id >= 0) tally.countId(id);
+          else if (outcome) tally.count(outcome);
+          if (collect) counted.push(outcome ?? table.list[id]);
         }
       } else {
-        outcome = this.evaluateToggle(fast, state, toggle, enhanced, window, keys);
-        if (outcome.id === FAILED) cacheable = false;
-        else if (collect) counted.push(outcome);
+        if (kind === REMEMBERED) {
+          const group = groups[i];
+          const key = keys.ofGroup(group);
+          if (key !== undefined) id = keys.rowOf(group, key)?.[slots[i]] ?? -1;
+          if (id >= 0) {
+            tally.countId(id);
+            if (collect) counted.push(table.list[id]);
+          }
+        }
+        if (id < 0) {
+          const evaluated = this.evaluateToggle(fast, state, toggles[i], enhanced, window, keys);
+          if (typeof evaluated === 'number') {
+            id = evaluated;
+            if (collect) counted.push(table.list[id]);
+          } else {
+            outcome = evaluated;
+            if (evaluated.id === FAILED) cacheable = false;
+            else if (collect) counted.push(evaluated);
+          }
+        }
       }
-      if (!onlyEnabled || outcome.enabled) {
+      if (outcome === undefined) {
+        if (!onlyEnabled || table.enabled[id] === 1) {
+          entries.push(table.entries[id]);
+          bytes += table.sizes[id];
+        }
+      } else if (!onlyEnabled || outcome.enabled) {
         entries.push(outcome.entry);
         bytes += outcome.entry.length;
       }
     }
-    if (countConstantsOnce) state.usage.countAnswer(state.constants);
+    if (countConstantsOnce) tally.countAnswer(state.constants);
     // A toggle that failed is not counted: such an answer is not kept, its usage would be wrong.
     const usage =
       !collect || !cacheable ? undefined : countConstantsOnce ? state.constants.concat(counted) : counted;
@@ -640,11 +694,12 @@ export class Evaluator {
 
   /**
    * One toggle: its remembered result for the values of its input fields when it has one, else one
-   * SDK evaluation, counted. A strategy that throws answers the toggle disabled, not counted (as the
-   * SDK does; its outcome's id is `FAILED`), and never fails the other toggles of the request. A
-   * toggle that reads the clock (no `currentTime` in the context) is remembered per window of the
-   * clock among the dates (`window`). Toggles with the same input fields share one key per request
-   * (`keys`).
+   * evaluation (the engine's, or the SDK's), counted; as the interned outcome's id, or the outcome
+   * when it is not interned (`evaluatedOf`). A strategy that throws answers the toggle disabled,
+   * not counted (as the SDK does; its outcome's id is `FAILED`), and never fails the other toggles
+   * of the request. A toggle that reads the clock (no `currentTime` in the context) is remembered
+   * per window of the clock among the dates (`window`). Toggles with the same input fields share
+   * one key per request (`keys`).
    */
   private evaluateToggle(
     fast: FastEvaluation,
@@ -653,18 +708,18 @@ export class Evaluator {
     enhanced: Context,
     window: string | undefined,
     keys: MemoKeys,
-  ): Outcome {
+  ): number | Outcome {
     const key = toggle.group < 0 ? undefined : keys.ofGroup(toggle.group);
     if (key !== undefined) {
-      const hit = keys.rowOf(toggle.group, key)?.[toggle.slot];
-      if (hit) {
-        state.usage.count(hit);
-        return hit;
+      const id = keys.rowOf(toggle.group, key)?.[toggle.slot] ?? -1;
+      if (id >= 0) {
+        state.usage.countId(id);
+        return id;
       }
     }
-    let outcome: Outcome;
+    let evaluated: number | Outcome;
     try {
-      outcome = outcomeOf(
+      evaluated = evaluatedOf(
         toggle,
         toggle.engine
           ? toggle.engine.evaluate(state.scope)
@@ -676,13 +731,31 @@ export class Evaluator {
       fast.failed(toggle.name, err);
       return failedOutcome(toggle);
     }
-    state.usage.count(outcome);
+    if (typeof evaluated !== 'number') {
+      // not interned: counted as itself, never remembered
+      state.usage.count(evaluated);
+      return evaluated;
+    }
+    state.usage.countId(evaluated);
     // kept only when no date passed while evaluating
-    if (key === undefined) return outcome;
+    if (key === undefined) return evaluated;
     const clocked = toggle.determinism.currentTime && window !== undefined;
     if (!clocked || clockWindow(state.plan.dateBoundaries, Date.now()) === window)
-      this.remember(state, toggle, key, outcome, keys);
-    return outcome;
+      this.remember(state, toggle, key, evaluated, keys);
+    return evaluated;
+  }
+
+  /** `evaluateToggle`'s result as an outcome object. */
+  private outcomeOfToggle(
+    fast: FastEvaluation,
+    state: RevisionState,
+    toggle: CompiledToggle,
+    enhanced: Context,
+    window: string | undefined,
+    keys: MemoKeys,
+  ): Outcome {
+    const evaluated = this.evaluateToggle(fast, state, toggle, enhanced, window, keys);
+    return typeof evaluated === 'number' ? state.plan.outcomes[evaluated] : evaluated;
   }
 
   /**
@@ -697,7 +770,8 @@ export class Evaluator {
     state: RevisionState,
     toggle: CompiledToggle,
     key: string,
-    outcome: Outcome,
+    /** An interned outcome's id. */
+    id: number,
     keys: MemoKeys,
   ): void {
     const group = state.plan.groups[toggle.group];
@@ -706,13 +780,13 @@ export class Evaluator {
       const bytes = rowBytes(key, group);
       // room made by forgetting the oldest rows of this revision's and other evaluators' memos in turn
       if (this.closed || state !== this.state || !this.memory.memo.reserve(bytes)) return;
-      row = new Array<Outcome | undefined>(group.size).fill(undefined);
+      row = new Int32Array(group.size).fill(-1);
       group.memo.set(key, row);
       state.memoBytes += bytes;
       state.memoRows += 1;
       keys.keepRow(toggle.group, row);
     }
-    row[toggle.slot] = outcome;
+    row[toggle.slot] = id;
   }
 
   /** Forgets the oldest row of the next group that has one; false when none has. */

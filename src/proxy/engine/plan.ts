@@ -15,6 +15,8 @@ import { toEvaluatedToggle, toggleEntry } from './toggle-json';
 import { Checks } from './compiled/checks';
 import { compileFeature, type ToggleEvaluation } from './compiled/toggle';
 import { answerSlot } from './compiled/variants';
+import { OutcomeTable } from './outcome-table';
+import { ToggleSteps } from './toggle-steps';
 
 /** One evaluated result of a toggle: what its usage counts and its pre-serialised response entry. */
 export interface Outcome {
@@ -69,7 +71,7 @@ export interface CompiledToggle {
   /** Its place in a row of its group's memo. */
   readonly slot: number;
   /** Every outcome interned for the revision, shared by its toggles: an outcome's `id` is its index. */
-  readonly interned: Outcome[];
+  readonly interned: OutcomeTable;
   /**
    * Its outcomes of the engine's variant answers, by answer slot (`compiled/variants.ts`'
    * `answerSlot`): found by index (bounded by its definition), not by looking the answer object up.
@@ -78,6 +80,9 @@ export interface CompiledToggle {
   /** Its outcomes of the two fallback answers, once seen: kept on the toggle itself, read most. */
   off: Outcome | undefined;
   on: Outcome | undefined;
+  /** Their ids when interned, -1 otherwise: what `evaluatedOf` answers without reading the outcome. */
+  offId: number;
+  onId: number;
 }
 
 /**
@@ -93,8 +98,11 @@ export interface MemoGroup {
   readonly memo: Map<string, MemoRow>;
 }
 
-/** The remembered results of a memo group's toggles for one key, by `CompiledToggle.slot`. */
-export type MemoRow = (Outcome | undefined)[];
+/**
+ * The remembered results of a memo group's toggles for one key, by `CompiledToggle.slot`: the
+ * interned outcome's id, -1 when not known yet (only interned outcomes are remembered).
+ */
+export type MemoRow = Int32Array;
 
 /** Every toggle of one definitions revision, compiled once when the revision is accepted. */
 export interface Plan {
@@ -115,6 +123,10 @@ export interface Plan {
   readonly dateBoundaries: readonly number[];
   /** Every interned outcome of the revision, by `Outcome.id` (grows as outcomes are seen, bounded per toggle). */
   readonly outcomes: readonly Outcome[];
+  /** The same outcomes with what the answer loop reads of them in typed arrays. */
+  readonly table: OutcomeTable;
+  /** What the answer loop reads of each toggle, in typed arrays. */
+  readonly steps: ToggleSteps;
   /** The memo groups of the revision, by `CompiledToggle.group`. */
   readonly groups: readonly MemoGroup[];
   /** How many distinct constraint checks the engine's toggles have: the size of a request's scope. */
@@ -143,8 +155,20 @@ const MAX_OUTCOMES_PER_TOGGLE = 32;
  * outcome in the toggle's `bySlot`. A variant answer of the SDK itself is looked up by its fields.
  */
 export function outcomeOf(toggle: CompiledToggle, result: SdkVariant): Outcome {
-  if (result === DISABLED_ANSWER) return toggle.off ?? (toggle.off = internedOutcome(toggle, result));
-  if (result === ENABLED_ANSWER) return toggle.on ?? (toggle.on = internedOutcome(toggle, result));
+  if (result === DISABLED_ANSWER) {
+    if (toggle.off === undefined) {
+      toggle.off = internedOutcome(toggle, result);
+      toggle.offId = toggle.off.id;
+    }
+    return toggle.off;
+  }
+  if (result === ENABLED_ANSWER) {
+    if (toggle.on === undefined) {
+      toggle.on = internedOutcome(toggle, result);
+      toggle.onId = toggle.on.id;
+    }
+    return toggle.on;
+  }
   const slot = toggle.engine !== undefined ? answerSlot(result) : -1;
   if (slot < 0) return internedOutcome(toggle, result);
   let known = toggle.bySlot[slot];
@@ -153,6 +177,18 @@ export function outcomeOf(toggle: CompiledToggle, result: SdkVariant): Outcome {
     toggle.bySlot[slot] = known;
   }
   return known;
+}
+
+/**
+ * An evaluation's result as the answer loop wants it: the interned outcome's id (for the two
+ * fallback answers read from the toggle itself, the outcome object untouched), or the outcome
+ * when it is not interned.
+ */
+export function evaluatedOf(toggle: CompiledToggle, result: SdkVariant): number | Outcome {
+  if (result === DISABLED_ANSWER && toggle.offId >= 0) return toggle.offId;
+  if (result === ENABLED_ANSWER && toggle.onId >= 0) return toggle.onId;
+  const outcome = outcomeOf(toggle, result);
+  return outcome.id >= 0 ? outcome.id : outcome;
 }
 
 function internedOutcome(toggle: CompiledToggle, result: SdkVariant): Outcome {
@@ -174,12 +210,12 @@ function internedOutcome(toggle: CompiledToggle, result: SdkVariant): Outcome {
   if (known.length >= 4) return loose();
   const outcome: Outcome = {
     name: toggle.name,
-    id: toggle.interned.length,
+    id: toggle.interned.nextId,
     enabled,
     variant: result.name,
     entry,
   };
-  toggle.interned.push(outcome);
+  toggle.interned.add(outcome);
   known.push({ featureEnabled: enabled, variantEnabled: result.enabled, payload: result.payload, outcome });
   return outcome;
 }
@@ -301,7 +337,7 @@ function isConstant(feature: FeatureInterface, fast: FastEvaluation): boolean {
 
 /** What the toggles of one revision share: the interned outcomes, and one array per distinct input-field list. */
 class PlanShared {
-  readonly outcomes: Outcome[] = [];
+  readonly outcomes = new OutcomeTable();
   readonly groups: MemoGroup[] = [];
   /** The engine's distinct constraint checks of the revision. */
   readonly checks = new Checks();
@@ -402,7 +438,7 @@ function engineOf(
 function compiledToggle(
   name: string,
   impressionData: boolean,
-  interned: Outcome[],
+  interned: OutcomeTable,
   fields: Partial<
     Pick<
       CompiledToggle,
@@ -429,6 +465,8 @@ function compiledToggle(
     bySlot: [],
     off: undefined,
     on: undefined,
+    offId: -1,
+    onId: -1,
   };
 }
 
@@ -473,7 +511,9 @@ export function compilePlan(
     byName: new Map(toggles.map((t) => [t.name, t])),
     determinism: combine(toggles.map((t) => t.determinism)),
     dateBoundaries: dateBoundaries([...regular], fast),
-    outcomes: shared.outcomes,
+    outcomes: shared.outcomes.list,
+    table: shared.outcomes,
+    steps: new ToggleSteps(toggles),
     groups: shared.groups,
     checks: shared.checks.size,
     sdkEvaluated: toggles.filter((t) => !t.constant && !t.engine).map((t) => t.name),
@@ -481,7 +521,7 @@ export function compilePlan(
 }
 
 /** A quarantined toggle: disabled with the fallback variant for every context, never counted. */
-function quarantined(feature: FeatureInterface, interned: Outcome[]): Compiled {
+function quarantined(feature: FeatureInterface, interned: OutcomeTable): Compiled {
   const impressionData = feature.impressionData === true;
   const toggle = compiledToggle(feature.name, impressionData, interned, { quarantined: true });
   toggle.constant = {
@@ -495,7 +535,7 @@ function quarantined(feature: FeatureInterface, interned: Outcome[]): Compiled {
 }
 
 /** A toggle evaluated by the SDK on every request, never remembered. */
-function uncompiled(feature: FeatureInterface, interned: Outcome[]): Compiled {
+function uncompiled(feature: FeatureInterface, interned: OutcomeTable): Compiled {
   return compiledToggle(String(feature.name), feature.impressionData === true, interned, {
     uncompiled: true,
     customCode: true,

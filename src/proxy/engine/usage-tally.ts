@@ -30,6 +30,11 @@ export class UsageTally {
       this.sink(outcome.name, outcome.enabled, outcome.variant, 1);
       return;
     }
+    this.countId(id);
+  }
+
+  /** One evaluation of a toggle with the interned outcome of this id (`Outcome.id` ≥ 0). */
+  countId(id: number): void {
     const counts = this.counts;
     while (counts.length <= id) counts.push(0);
     counts[id] += 1;

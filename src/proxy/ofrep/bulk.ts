@@ -3,6 +3,7 @@ import type { FeatureInterface, StrategyTransportInterface } from '../upstream/s
 import { detailsFor, reasonOf, type EvaluationReason } from '../engine/details';
 import { FAILED, type Evaluator, type Prepared, type ToggleVisit } from '../engine/evaluator';
 import type { CompiledToggle, Outcome } from '../engine/plan';
+import type { OutcomeTable } from '../engine/outcome-table';
 import type { EvaluatedToggle, FeatureRepository } from '../upstream/feature-repository';
 import { joinEntries } from '../engine/toggle-json';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
@@ -77,7 +78,7 @@ class RevisionEntries {
 }
 
 // Keyed by the revision's interned outcomes: they go with it.
-const revisions = new WeakMap<readonly Outcome[], RevisionEntries>();
+const revisions = new WeakMap<OutcomeTable, RevisionEntries>();
 
 function revisionOf(toggle: CompiledToggle): RevisionEntries {
   let revision = revisions.get(toggle.interned);
