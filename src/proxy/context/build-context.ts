@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import type { Context } from 'unleash-client';
 import { ValidationError } from '../../common/errors/http-errors';
+import { copyFields } from './copy-fields';
 import { ContextBudget, requireDataName, type ContextLimits } from './limits';
 import { readQuery, ROOT_FIELDS } from './query';
 import { contextSchema, describeIssues } from './schemas';
@@ -98,7 +99,9 @@ export function normalise(input: AcceptedContext): Context {
 
 /** A copy for code we do not know (a custom strategy), so what it changes stays within its evaluation. */
 export function ownCopy(context: Context): Context {
-  return context.properties ? { ...context, properties: { ...context.properties } } : { ...context };
+  const copy = copyFields<Context>({}, context);
+  if (context.properties) copy.properties = copyFields({}, context.properties);
+  return copy;
 }
 
 /**
@@ -106,9 +109,9 @@ export function ownCopy(context: Context): Context {
  * override) and the address the proxy saw (never the client's own claim).
  */
 export function completeContext(clientPart: Context, req: Request, environment: string | undefined): Context {
-  return {
-    ...clientPart,
-    environment: environment ?? clientPart.environment ?? 'default',
-    remoteAddress: clientAddress(req),
-  };
+  // `{ ...clientPart, environment, remoteAddress }` (`copy-fields.ts` says why not the spread)
+  const context = copyFields<Context>({}, clientPart);
+  context.environment = environment ?? clientPart.environment ?? 'default';
+  context.remoteAddress = clientAddress(req);
+  return context;
 }

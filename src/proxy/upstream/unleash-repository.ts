@@ -25,6 +25,7 @@ import type { DefinitionsBackup } from '../backup/definitions-backup';
 import { limitedBootstrapProvider } from '../bootstrap/limited-bootstrap';
 import type { DefinitionsSource } from './definitions-source';
 import { upstreamHeaders } from '../transport/upstream-headers';
+import { copyFields } from '../context/copy-fields';
 
 export interface UnleashRepositoryOptions {
   config: ProxyConfig;
@@ -378,7 +379,8 @@ export class UnleashFeatureRepository implements FeatureRepository {
     const client = this.unleash.sdkClient;
     const staticContext = this.staticContext;
     return {
-      enhance: (context) => ({ ...staticContext, ...context }),
+      // `{ ...staticContext, ...context }`, as the SDK builds it (`copy-fields.ts` says why not the spread)
+      enhance: (context) => copyFields(copyFields<Context>({}, staticContext), context),
       resolve: (name, enhanced) => {
         this.deciding.reset();
         return resolveVariant(client, this.repository.getToggle(name), enhanced);
