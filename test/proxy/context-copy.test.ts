@@ -70,6 +70,16 @@ describe('copyFields', () => {
     );
   });
 
+  test('leaves out the skipped key as an object rest does', () => {
+    fc.assert(
+      fc.property(objectArb, keyArb, (a, skip) => {
+        const { [skip]: _left, ...rest } = a;
+        expect(shape(copyFields({}, a, skip))).toEqual(shape(rest));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   test('a __proto__ key is a property, never the prototype', () => {
     const source = JSON.parse('{"__proto__":{"polluted":true},"userId":"u"}') as object;
     const copied = copyFields({}, source) as Record<string, unknown>;

@@ -10,12 +10,18 @@
  * every evaluation request makes two such copies. `test/proxy/context-copy.test.ts` compares the
  * two on random objects.
  */
-export function copyFields<T extends object>(target: T, source: object): T {
+export function copyFields<T extends object>(
+  target: T,
+  source: object,
+  /** A string key left out, as `const { [skip]: _, ...rest } = source` leaves it. */
+  skip?: string,
+): T {
   const into = target as Record<PropertyKey, unknown>;
   const from = source as Record<PropertyKey, unknown>;
   const keys = Object.keys(from);
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i];
+    if (key === skip) continue;
     if (key === '__proto__')
       Object.defineProperty(into, key, {
         value: from[key],

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { ValidationError } from '../../common/errors/http-errors';
 import { checkContextInput, normalise } from '../context/build-context';
+import { copyFields } from '../context/copy-fields';
 import type { ContextLimits } from '../context/limits';
 import { describeIssues } from '../context/schemas';
 import type { EvaluationInput } from '../evaluation/pipeline';
@@ -49,10 +50,12 @@ export function ofrepInput(body: unknown, limits: ContextLimits, key?: string): 
   }
   const parsed = ofrepRequestSchema.safeParse(body ?? {});
   if (!parsed.success) throw badRequest(parsed.error, key);
-  const { targetingKey, ...rest } = parsed.data.context ?? {};
-  // OpenFeature's targetingKey is the user: it wins over a `userId` sent beside it.
-  const clientContext = normalise(
-    targetingKey === undefined || targetingKey === null ? rest : { ...rest, userId: targetingKey },
-  );
+  const given = parsed.data.context ?? {};
+  // `{ ...rest, userId: targetingKey }` without `targetingKey` (`copy-fields.ts` says why not spreads):
+  // OpenFeature's targetingKey is the user, it wins over a `userId` sent beside it.
+  const input = copyFields<Record<string, unknown>>({}, given, 'targetingKey');
+  const { targetingKey } = given;
+  if (targetingKey !== undefined && targetingKey !== null) input.userId = targetingKey;
+  const clientContext = normalise(input);
   return { clientContext, toggles: undefined };
 }
