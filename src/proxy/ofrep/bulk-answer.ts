@@ -76,6 +76,25 @@ export class OfrepBulk {
     return ofrepInput(body, this.limits);
   }
 
+  /** The last answer's tail (`tailOf`) and what it was made from. */
+  private lastTail: { readonly key: string; readonly bytes: Buffer } | undefined;
+
+  /**
+   * The bytes after the flags: `],"eventStreams":[...]}` with the change stream's entry. Made again
+   * only when its origin, path, token or stream version differ from the last answer's (clients of
+   * one deployment share them); the whole body is then copied once: `{"flags":[...],...}`.
+   */
+  private tailOf(request: BulkRequest, token: string, since: string): Buffer {
+    const origin = request.origin === undefined ? '-' : `+${request.origin}`;
+    const key = `${origin}\u0000${request.basePath}\u0000${token}\u0000${since}`;
+    const last = this.lastTail;
+    if (last !== undefined && last.key === key) return last.bytes;
+    const eventStreams = [streamEntry(request, token, since)];
+    const bytes = Buffer.from(`],"eventStreams":${JSON.stringify(eventStreams)}}`);
+    this.lastTail = { key, bytes };
+    return bytes;
+  }
+
   /** Evaluates every flag for the request and writes the answer (headers, status, body). */
   write(req: IncomingMessage, res: ServerResponse, request: BulkRequest): void {
     const { context, scope } = request;
@@ -96,9 +115,7 @@ export class OfrepBulk {
     const entries =
       bulkFlags(features, pipeline.evaluator, prepared, context, derived) ??
       plainFlags(features, context).map((r) => Buffer.from(JSON.stringify(r)));
-    const eventStreams = [streamEntry(request, this.tokenOf(request.key), streams.version().id)];
-    // the whole body copied once: `{"flags":[...],"eventStreams":[...]}`
-    const tail = Buffer.from(`],"eventStreams":${JSON.stringify(eventStreams)}}`);
+    const tail = this.tailOf(request, this.tokenOf(request.key), streams.version().id);
     let release: (() => void) | undefined;
     const body = joinEntries(FLAGS_HEAD, entries, tail, (length) => {
       const taken = this.bodies.take(length);

@@ -112,6 +112,25 @@ describe('OFREP change stream', () => {
     expect(Math.abs((data.lastModified as number) - Date.now() / 1000)).toBeLessThan(5);
   });
 
+  test("a bulk answer's stream URL names the definitions it was computed from, also after they change", async () => {
+    const { app, url } = await serve();
+    const sinceOf = async (): Promise<string | null> => {
+      const bulk = await fetch(`${url}/ofrep/v1/evaluate/flags`, {
+        method: 'POST',
+        headers: { Authorization: CLIENT_KEY, 'Content-Type': 'application/json' },
+        body: '{}',
+      });
+      expect(bulk.status).toBe(200);
+      const { eventStreams } = (await bulk.json()) as { eventStreams: Array<{ url: string }> };
+      return new URL(eventStreams[0].url).searchParams.get('since');
+    };
+    const before = app.changeStreams.version().id;
+    expect(await sinceOf()).toBe(before);
+    upstream.setFeatures(withToggle(ofrepFeatures(), 'switched-off', true));
+    await waitFor(() => app.changeStreams.version().id !== before);
+    expect(await sinceOf()).toBe(app.changeStreams.version().id);
+  });
+
   test('gives the same event id for the same definitions on another replica', async () => {
     const a = await serve();
     const b = await serve();
