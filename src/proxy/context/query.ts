@@ -14,8 +14,15 @@ export function maxQueryParameters(limits: ContextLimits): number {
   return limits.maxProperties + ROOT_FIELDS.length + IGNORED.size;
 }
 
-/** `+` is a space; a `%` that does not start an escape stays as it is (as `URLSearchParams` does). */
-const decode = (text: string): string => unescape(text.includes('+') ? text.replace(/\+/g, ' ') : text);
+/**
+ * `+` is a space; a `%` that does not start an escape stays as it is (as `URLSearchParams` does).
+ * Text with neither (most names and ids) is its own decoding, without a call into `unescape`.
+ */
+const decode = (text: string): string => {
+  const plus = text.includes('+');
+  if (!plus && !text.includes('%')) return text;
+  return unescape(plus ? text.replace(/\+/g, ' ') : text);
+};
 
 /** A context's client part as a GET query gives it: root fields, and properties. */
 export interface QueryContext {
@@ -51,7 +58,7 @@ export function readQuery(query: string, limits: ContextLimits): QueryContext {
     const eq = pair.indexOf('=');
     const name = decode(eq === -1 ? pair : pair.slice(0, eq));
     const value = eq === -1 ? '' : decode(pair.slice(eq + 1));
-    const property = PROPERTY_PARAM.exec(name);
+    const property = name.startsWith('properties[') ? PROPERTY_PARAM.exec(name) : null;
     const field = property ? property[1] : name;
     const ignored = property === null && IGNORED.has(name);
     const isProperty = property !== null || !ROOT.has(name);
