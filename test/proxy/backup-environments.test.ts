@@ -27,32 +27,62 @@ const DEV: FeaturesPayload = { version: 2, features: [on('dev-only-flag'), on('s
 const PROD: FeaturesPayload = { version: 2, features: [on('prod-only-flag'), on('shared-flag')] };
 
 let redis: Redis;
-let prefix: string;
-let upstream: TestUpstream;
-const apps: ProxyApp[] = [];
-const servers = new LoopbackServers();
+
+/**
+ * What one test runs against: its own key prefix and upstream, and the proxies and servers it
+ * started. The tests that mostly wait for the SDK to give up on the upstream (a GET and two
+ * retries, 1 s and 2 s apart) run concurrently, each with its own; Jest runs no *Each hooks for
+ * them, so theirs are released in afterAll. The other tests get theirs in beforeEach.
+ */
+interface Setup {
+  prefix: string;
+  /** One URL serving the development token; the production token is refused (401) until a test adds it. */
+  upstream: TestUpstream;
+  apps: ProxyApp[];
+  servers: LoopbackServers;
+}
+
+const setups: Setup[] = [];
+
+async function setup(): Promise<Setup> {
+  const ctx: Setup = {
+    prefix: `flags-proxy-test:${randomUUID()}:`,
+    upstream: await new TestUpstream(DEV, UP_DEV).start(),
+    apps: [],
+    servers: new LoopbackServers(),
+  };
+  setups.push(ctx);
+  return ctx;
+}
+
+async function release(ctx: Setup): Promise<void> {
+  setups.splice(setups.indexOf(ctx), 1);
+  await ctx.servers.closeAll();
+  await Promise.all(ctx.apps.splice(0).map((a) => a.close()));
+  await ctx.upstream.stop();
+  const keys = await redis.keys(`${ctx.prefix}*`);
+  if (keys.length > 0) await redis.del(...keys);
+}
+
+/** The context of the sequential test running now. */
+let current: Setup;
 
 beforeAll(() => {
   redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
 });
 afterAll(async () => {
+  for (const ctx of [...setups]) await release(ctx);
   await redis.quit();
 });
 beforeEach(async () => {
-  prefix = `flags-proxy-test:${randomUUID()}:`;
-  // One upstream (one URL) serving the development token; the production token is refused (401)
-  // until a test adds it.
-  upstream = await new TestUpstream(DEV, UP_DEV).start();
+  current = await setup();
 });
 afterEach(async () => {
-  await servers.closeAll();
-  await Promise.all(apps.splice(0).map((a) => a.close()));
-  await upstream.stop();
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await release(current);
 });
 
 async function proxy(
+  { upstream, prefix, apps, servers }: Setup,
   token: string,
   key: string,
   options: ProxyOptions = {},
@@ -69,23 +99,37 @@ async function proxy(
   return { app, url: await servers.listen(app) };
 }
 
-const backupKeys = async (): Promise<string[]> => (await redis.keys(`${prefix}*`)).sort();
+const backupKeys = async ({ prefix }: Setup): Promise<string[]> => (await redis.keys(`${prefix}*`)).sort();
 
 /** A development proxy that synchronised and wrote its backup; gives the backup's key. */
-async function developmentBackup(): Promise<string> {
-  const dev = await proxy(UP_DEV, 'dev-key');
+async function developmentBackup(ctx: Setup): Promise<string> {
+  const dev = await proxy(ctx, UP_DEV, 'dev-key');
   await dev.app.whenReady();
-  await waitFor(async () => (await backupKeys()).length === 1);
-  const [key] = await backupKeys();
+  await waitFor(async () => (await backupKeys(ctx)).length === 1);
+  const [key] = await backupKeys(ctx);
   expect(await redis.get(key)).toContain('dev-only-flag');
   await dev.app.close();
   return key;
 }
 
 /** Records the Redis GETs of keys under this test's prefix (MONITOR sees every client's commands). */
-async function watchReads(): Promise<{ gets: string[]; stop: () => Promise<void> }> {
-  const watcher = new Redis(REDIS_URL, { lazyConnect: true });
-  const monitor = await watcher.monitor();
+async function watchReads({ prefix }: Setup): Promise<{ gets: string[]; stop: () => Promise<void> }> {
+  const monitor = new Redis(REDIS_URL, { monitor: true });
+  let watching = false;
+  // Other tests send Redis commands meanwhile. ioredis takes the connection as monitoring only once
+  // MONITOR's OK is handled, so lines read with that OK (commands sent before this watch began), and
+  // lines still arriving once it is stopped, are each reported as a "Command queue state error":
+  // those are ignored; any other error fails the test as an unhandled one would.
+  monitor.on('error', (err: Error) => {
+    if (!watching && err.message.startsWith('Command queue state error')) return;
+    throw err;
+  });
+  await new Promise<void>((resolve) =>
+    monitor.once('monitoring', () => {
+      watching = true;
+      resolve();
+    }),
+  );
   const gets: string[] = [];
   monitor.on('monitor', (_time: string, args: string[]) => {
     if (args[0]?.toLowerCase() === 'get' && args[1]?.startsWith(prefix)) gets.push(args[1]);
@@ -93,8 +137,8 @@ async function watchReads(): Promise<{ gets: string[]; stop: () => Promise<void>
   return {
     gets,
     stop: async () => {
+      watching = false;
       monitor.disconnect();
-      watcher.disconnect();
     },
   };
 }
@@ -106,22 +150,29 @@ const toggles = async (url: string, key: string): Promise<{ status: number; name
   return { status: res.status, names: body.toggles.map((t) => t.name).sort() };
 };
 
-describe.each([
+// Jest runs the concurrent tests of one describe block together, and no other test meanwhile: the
+// tests that wait out the SDK's retries are all at the top level (once in 'when the upstream' blocks).
+const upstreamBreaks: Array<[string, (upstream: TestUpstream) => void]> = [
   ['refuses the production token (401)', () => undefined],
   [
     'is down (503 to every token, the production one known)',
-    () => {
+    (upstream) => {
       upstream.addToken(UP_PROD, PROD);
       upstream.fault = { status: 503 };
     },
   ],
-])('when the upstream %s', (_what, breakUpstream) => {
-  test("a production proxy sharing the Redis and prefix does not become ready from the development proxy's backup", async () => {
-    const devKey = await developmentBackup();
-    breakUpstream();
-    const reads = await watchReads();
+];
+
+test.concurrent.each(upstreamBreaks)(
+  "when the upstream %s: a production proxy sharing the Redis and prefix does not become ready from the development proxy's backup",
+  async (_what, breakUpstream) => {
+    const ctx = await setup();
+    const { upstream } = ctx;
+    const devKey = await developmentBackup(ctx);
+    breakUpstream(upstream);
+    const reads = await watchReads(ctx);
     try {
-      const prod = await proxy(UP_PROD, 'prod-key');
+      const prod = await proxy(ctx, UP_PROD, 'prod-key');
       // It looked at Redis (after its first fetch failed) and looked again a second later: by then
       // a backup it could use would have made it ready.
       await waitFor(() => prod.app.features.isReady() || reads.gets.length >= 2, 15_000);
@@ -137,34 +188,39 @@ describe.each([
     } finally {
       await reads.stop();
     }
-  });
+  },
+);
 
-  test('a production proxy becomes ready from a production backup in the same Redis and prefix', async () => {
-    await developmentBackup();
+test.concurrent.each(upstreamBreaks)(
+  'when the upstream %s: a production proxy becomes ready from a production backup in the same Redis and prefix',
+  async (_what, breakUpstream) => {
+    const ctx = await setup();
+    const { upstream } = ctx;
+    await developmentBackup(ctx);
     upstream.addToken(UP_PROD, PROD);
-    const writer = await proxy(UP_PROD, 'prod-key');
+    const writer = await proxy(ctx, UP_PROD, 'prod-key');
     await writer.app.whenReady();
-    await waitFor(async () => (await backupKeys()).length === 2);
+    await waitFor(async () => (await backupKeys(ctx)).length === 2);
     await writer.app.close();
 
     upstream.removeToken(UP_PROD);
-    breakUpstream();
-    const prod = await proxy(UP_PROD, 'prod-key');
+    breakUpstream(upstream);
+    const prod = await proxy(ctx, UP_PROD, 'prod-key');
     await prod.app.whenReady();
     expect((await fetch(`${prod.url}/proxy/health`)).status).toBe(200);
     expect(await toggles(prod.url, 'prod-key')).toEqual({
       status: 200,
       names: ['prod-only-flag', 'shared-flag'],
     });
-  });
-});
+  },
+);
 
 test('a lone token in another format keeps the backup key it always had', async () => {
-  upstream.addToken('legacy-token', DEV);
-  const legacy = await proxy('legacy-token', 'k');
+  current.upstream.addToken('legacy-token', DEV);
+  const legacy = await proxy(current, 'legacy-token', 'k');
   await legacy.app.whenReady();
-  await waitFor(async () => (await backupKeys()).length === 1);
-  expect(await backupKeys()).toEqual([backupKey(legacy.app.proxyConfig)]);
+  await waitFor(async () => (await backupKeys(current)).length === 1);
+  expect(await backupKeys(current)).toEqual([backupKey(legacy.app.proxyConfig)]);
 });
 
 test("a storage provider shared by two proxies gives neither the other environment's definitions", async () => {
@@ -173,12 +229,13 @@ test("a storage provider shared by two proxies gives neither the other environme
     set: async (key: string, data: ClientFeaturesResponse) => void stored.set(key, data),
     get: async (key: string) => stored.get(key),
   };
-  const dev = await proxy(UP_DEV, 'dev-key', { redisUrl: undefined, storageProvider });
+  const { upstream } = current;
+  const dev = await proxy(current, UP_DEV, 'dev-key', { redisUrl: undefined, storageProvider });
   await dev.app.whenReady();
   await waitFor(() => stored.size === 1);
   await dev.app.close();
 
-  const prod = await proxy(UP_PROD, 'prod-key', { redisUrl: undefined, storageProvider });
+  const prod = await proxy(current, UP_PROD, 'prod-key', { redisUrl: undefined, storageProvider });
   // the production token is refused: its first fetch failed, and it is still not ready
   await waitFor(
     () => upstream.featureRequests().filter((r) => r.headers.authorization === UP_PROD).length >= 2,
@@ -193,11 +250,11 @@ test("a storage provider shared by two proxies gives neither the other environme
 test('upstream tokens of other projects, or `[]:` tokens, get keys of their own that never show the token', () => {
   const config = parseConfig(
     {
-      flagsUrl: upstream.url,
+      flagsUrl: current.upstream.url,
       flagsApiToken: UP_DEV,
       clientKeys: ['k'],
       redisUrl: REDIS_URL,
-      redisKeyPrefix: prefix,
+      redisKeyPrefix: current.prefix,
       logger: silentLogger,
     },
     {},
@@ -220,26 +277,32 @@ test('upstream tokens of other projects, or `[]:` tokens, get keys of their own 
   expect(keys.join()).not.toMatch(/secret/);
 });
 
-test('in a proxy of several tokens, each environment starts from its own backup only, whichever proxy wrote it', async () => {
-  await developmentBackup();
-  upstream.addToken(UP_PROD, PROD);
-  upstream.fault = { status: 503 };
-  const both = await proxy(`${UP_DEV},${UP_PROD}`, 'unused', {
-    clientKeys: ['dev-key@development', 'prod-key@production'],
-  });
-  await waitFor(async () => (await fetch(`${both.url}/proxy/health`)).status === 200, 15_000);
-  expect(await toggles(both.url, 'dev-key')).toEqual({
-    status: 200,
-    names: ['dev-only-flag', 'shared-flag'],
-  });
-  expect(await toggles(both.url, 'prod-key')).toEqual({ status: 503, names: [] });
-});
+test.concurrent(
+  'in a proxy of several tokens, each environment starts from its own backup only, whichever proxy wrote it',
+  async () => {
+    const ctx = await setup();
+    const { upstream } = ctx;
+    await developmentBackup(ctx);
+    upstream.addToken(UP_PROD, PROD);
+    upstream.fault = { status: 503 };
+    const both = await proxy(ctx, `${UP_DEV},${UP_PROD}`, 'unused', {
+      clientKeys: ['dev-key@development', 'prod-key@production'],
+    });
+    await waitFor(async () => (await fetch(`${both.url}/proxy/health`)).status === 200, 15_000);
+    expect(await toggles(both.url, 'dev-key')).toEqual({
+      status: 200,
+      names: ['dev-only-flag', 'shared-flag'],
+    });
+    expect(await toggles(both.url, 'prod-key')).toEqual({ status: 503, names: [] });
+  },
+);
 
 test("a bootstrap is the first upstream token's environment's: another environment never starts from it", async () => {
   // the upstream knows both tokens, and is down
+  const { upstream } = current;
   upstream.addToken(UP_PROD, PROD);
   upstream.fault = { status: 503 };
-  const both = await proxy(`${UP_DEV},${UP_PROD}`, 'unused', {
+  const both = await proxy(current, `${UP_DEV},${UP_PROD}`, 'unused', {
     redisUrl: undefined,
     clientKeys: ['dev-key@development', 'prod-key@production'],
     expBootstrap: { data: [on('bootstrapped-flag') as FeatureInterface] },

@@ -3,6 +3,7 @@ import request from 'supertest';
 import { startFlagServer, type RunningFlagServer } from '../../src/server';
 import { ADMIN_TOKEN, CLIENT_TOKEN, TOKENS, backends, useTestServer } from './helpers/backends';
 import { captureLogger } from './helpers/capture-logger';
+import { freshPgliteDir } from '../support/pglite';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -67,14 +68,20 @@ describe.each(backends())('client mistakes on flags-server ($name)', (backend) =
 describe('error-level lines caused by requests on flags-server', () => {
   const logger = captureLogger();
   let running: RunningFlagServer;
+  // PGlite in a copy of the initdb'd template, not 'memory' (initdb, seconds of CPU, at each start)
+  let database: Awaited<ReturnType<typeof freshPgliteDir>> | undefined;
   beforeAll(async () => {
+    database = await freshPgliteDir();
     running = await startFlagServer(
-      { ...TOKENS, dataDir: 'memory', port: 0, logger, featuresWatchInterval: 0 },
+      { ...TOKENS, dataDir: database.dataDir, port: 0, logger, featuresWatchInterval: 0 },
       {},
       { handleSignals: false },
     );
   }, 120_000);
-  afterAll(async () => running?.close());
+  afterAll(async () => {
+    await running?.close();
+    await database?.remove();
+  });
 
   it('are rate-limited: a fault that repeats on every request logs one error line, the others at debug with their error id', async () => {
     // A real server fault: the table a role read needs is gone.

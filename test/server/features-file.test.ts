@@ -7,6 +7,7 @@ import { EXAMPLE_FEATURES_FILE, createFlagServer, type FlagServer } from '../../
 import { loadFeaturesFile } from '../../src/server/features/feature-source';
 import { CLIENT_TOKEN, TOKENS } from './helpers/backends';
 import { waitFor } from './helpers/wait';
+import { freshPgliteDir } from '../support/pglite';
 
 function captureLogger(): Logger & { errors: string[] } {
   const errors: string[] = [];
@@ -29,19 +30,23 @@ describe('the features file', () => {
   let file: string;
   let server: FlagServer;
   let logger: ReturnType<typeof captureLogger>;
+  // PGlite in a copy of the initdb'd template, not 'memory' (initdb, seconds of CPU, at each start)
+  let database: Awaited<ReturnType<typeof freshPgliteDir>>;
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'flags-features-'));
     file = path.join(dir, 'features.json');
     copyFileSync(EXAMPLE_FEATURES_FILE, file);
     logger = captureLogger();
+    database = await freshPgliteDir();
     server = await createFlagServer(
-      { ...TOKENS, dataDir: 'memory', featuresFile: file, featuresWatchInterval: 20, logger },
+      { ...TOKENS, dataDir: database.dataDir, featuresFile: file, featuresWatchInterval: 20, logger },
       {},
     );
   });
   afterAll(async () => {
     await server.close();
+    await database.remove();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -247,17 +252,22 @@ describe('validation of the features file', () => {
   it('stops start-up when the file is invalid at start', async () => {
     const file = path.join(dir, 'bad.json');
     writeFileSync(file, '{}');
-    await expect(
-      createFlagServer(
-        {
-          ...TOKENS,
-          dataDir: 'memory',
-          featuresFile: file,
-          featuresWatchInterval: 0,
-          logger: captureLogger(),
-        },
-        {},
-      ),
-    ).rejects.toThrow(/features file .*bad\.json is not valid: features/);
+    const fresh = await freshPgliteDir();
+    try {
+      await expect(
+        createFlagServer(
+          {
+            ...TOKENS,
+            dataDir: fresh.dataDir,
+            featuresFile: file,
+            featuresWatchInterval: 0,
+            logger: captureLogger(),
+          },
+          {},
+        ),
+      ).rejects.toThrow(/features file .*bad\.json is not valid: features/);
+    } finally {
+      await fresh.remove();
+    }
   });
 });

@@ -5,14 +5,18 @@ import { startFlagServer, type RunningFlagServer } from '../../src/server';
 import { CLIENT_TOKEN, TOKENS } from './helpers/backends';
 import { waitFor } from './helpers/wait';
 import { destroySdk } from '../support/sdk';
+import { freshPgliteDir } from '../support/pglite';
 
 describe('a real unleash-client against flags-server', () => {
   let running: RunningFlagServer;
   let unleash: Unleash;
+  // PGlite in a copy of the initdb'd template, not 'memory' (initdb, seconds of CPU, at each start)
+  let database: Awaited<ReturnType<typeof freshPgliteDir>>;
 
   beforeAll(async () => {
+    database = await freshPgliteDir();
     running = await startFlagServer(
-      { ...TOKENS, port: 0, dataDir: 'memory', featuresWatchInterval: 0, logger: silentLogger },
+      { ...TOKENS, port: 0, dataDir: database.dataDir, featuresWatchInterval: 0, logger: silentLogger },
       {},
       { handleSignals: false },
     );
@@ -32,6 +36,7 @@ describe('a real unleash-client against flags-server', () => {
   afterAll(async () => {
     destroySdk(unleash);
     await running.close();
+    await database.remove();
   });
 
   it('synchronises the example flags and evaluates them', () => {
