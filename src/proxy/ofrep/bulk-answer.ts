@@ -95,8 +95,12 @@ export class OfrepBulk {
     return bytes;
   }
 
-  /** Evaluates every flag for the request and writes the answer (headers, status, body). */
-  write(req: IncomingMessage, res: ServerResponse, request: BulkRequest): void {
+  /**
+   * Evaluates every flag for the request and writes the answer (headers, status, body);
+   * `bodyFollows` runs the response middleware of answers with a body (compression) just before a
+   * 200 is written, not for a 304 (which it would leave as it is).
+   */
+  write(req: IncomingMessage, res: ServerResponse, request: BulkRequest, bodyFollows: () => void): void {
     const { context, scope } = request;
     const { features, pipeline, streams } = scope;
     res.setHeader('Cache-Control', 'no-cache');
@@ -133,6 +137,7 @@ export class OfrepBulk {
       notModified(res, etag);
       return;
     }
+    bodyFollows();
     res.setHeader('ETag', etag);
     res.setHeader('Content-Type', CONTENT_TYPE);
     res.setHeader('Content-Length', String(body.length));

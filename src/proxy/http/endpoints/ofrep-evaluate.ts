@@ -83,14 +83,18 @@ export function ofrepBulkEndpoint(options: OfrepEvaluateOptions): Endpoint {
   const { bulk } = options;
   const answer = (call: Call, context: Context): void => {
     writeCors(call);
-    call.bodyFollows();
-    bulk.write(call.req, call.res, {
-      scope: options.scopeOf(call.scope),
-      context,
-      key: call.key,
-      origin: originOfRequest(call),
-      basePath: call.mountPath + options.basePath,
-    });
+    bulk.write(
+      call.req,
+      call.res,
+      {
+        scope: options.scopeOf(call.scope),
+        context,
+        key: call.key,
+        origin: originOfRequest(call),
+        basePath: call.mountPath + options.basePath,
+      },
+      () => call.bodyFollows(),
+    );
   };
   return {
     routes: [['POST', `${options.basePath}/v1/evaluate/flags`]],
