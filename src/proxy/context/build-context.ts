@@ -4,7 +4,7 @@ import { ValidationError } from '../../common/errors/http-errors';
 import { copyFields } from './copy-fields';
 import { ContextBudget, requireDataName, type ContextLimits } from './limits';
 import { readQuery, ROOT_FIELDS } from './query';
-import { contextSchema, describeIssues } from './schemas';
+import { contextSchema, describeIssues, isPlainContext } from './schemas';
 
 export { ROOT_FIELDS } from './query';
 const ROOT = new Set<string>(ROOT_FIELDS);
@@ -64,6 +64,7 @@ export function checkContextInput(raw: unknown, limits: ContextLimits, root = 'c
 export function contextFromBody(raw: unknown, limits: ContextLimits): Omit<Context, 'remoteAddress'> {
   if (raw === undefined || raw === null) return {};
   checkContextInput(raw, limits);
+  if (isPlainContext(raw)) return normalise(raw);
   const parsed = contextSchema.safeParse(raw);
   if (!parsed.success)
     throw new ValidationError(`Invalid request body: ${describeIssues(parsed.error, 'context')}`);

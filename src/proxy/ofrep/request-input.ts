@@ -3,7 +3,7 @@ import { ValidationError } from '../../common/errors/http-errors';
 import { checkContextInput, normalise } from '../context/build-context';
 import { copyFields } from '../context/copy-fields';
 import type { ContextLimits } from '../context/limits';
-import { describeIssues } from '../context/schemas';
+import { describeIssues, isPlainContext } from '../context/schemas';
 import type { EvaluationInput } from '../evaluation/pipeline';
 import { ofrepRequestSchema } from './schemas';
 
@@ -35,6 +35,15 @@ function invalidContext(message: string, key: string | undefined): OfrepError {
   });
 }
 
+/** A body `ofrepRequestSchema` accepts as it is: an object (or none) whose context is plain or absent. */
+function isPlainBody(
+  body: unknown,
+  context: unknown,
+): context is Readonly<Record<string, unknown>> | undefined | null {
+  if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) return false;
+  return context === undefined || context === null || isPlainContext(context);
+}
+
 /**
  * The evaluation input of an OFREP request from its parsed JSON body (both evaluation endpoints):
  * the context within the limits, OpenFeature's `targetingKey` as the user. Throws an `OfrepError`
@@ -48,9 +57,14 @@ export function ofrepInput(body: unknown, limits: ContextLimits, key?: string): 
     if (err instanceof ValidationError) throw invalidContext(err.message, key);
     throw err;
   }
-  const parsed = ofrepRequestSchema.safeParse(body ?? {});
-  if (!parsed.success) throw badRequest(parsed.error, key);
-  const given = parsed.data.context ?? {};
+  // what clients send is taken as it is (`isPlainContext`); anything else through the schema
+  let given: Readonly<Record<string, unknown>>;
+  if (isPlainBody(body, rawContext)) given = rawContext ?? {};
+  else {
+    const parsed = ofrepRequestSchema.safeParse(body ?? {});
+    if (!parsed.success) throw badRequest(parsed.error, key);
+    given = parsed.data.context ?? {};
+  }
   // `{ ...rest, userId: targetingKey }` without `targetingKey` (`copy-fields.ts` says why not spreads):
   // OpenFeature's targetingKey is the user, it wins over a `userId` sent beside it.
   const input = copyFields<Record<string, unknown>>({}, given, 'targetingKey');
