@@ -18,7 +18,17 @@ interface ToggleFacts {
    * on every request.
    */
   readonly enabledReason: number | undefined;
+  /**
+   * The reason of a disabled and of an enabled answer as `reasonFor` gives it, worked out once from
+   * the definition (quarantined, disabled, no strategies, `enabledReason`); `on` is `DECIDED` when
+   * the strategy that enabled it says. A request then reads neither the definition nor its strategies.
+   */
+  readonly off: number;
+  readonly on: number;
 }
+
+/** `ToggleFacts.on` of a toggle whose enabled reason depends on the strategy that enabled it. */
+const DECIDED = -1;
 
 /** Every reason, numbered: an entry's place among its outcome's entries. */
 const REASONS: readonly EvaluationReason[] = [
@@ -51,7 +61,14 @@ class RevisionEntries {
     if (facts === undefined) {
       const feature = features.toggle(toggle.name);
       const reason = feature === undefined ? undefined : enabledReason(toggle, feature);
-      facts = { feature, enabledReason: reason === undefined ? undefined : indexOf(reason) };
+      const enabled = reason === undefined ? undefined : indexOf(reason);
+      const fixed = toggle.quarantined ? ERROR : !feature?.enabled ? DISABLED : undefined;
+      facts = {
+        feature,
+        enabledReason: enabled,
+        off: fixed ?? DEFAULT,
+        on: fixed ?? (!feature?.strategies?.length ? STATIC : (enabled ?? DECIDED)),
+      };
       this.facts[toggle.index] = facts;
     }
     return facts;
@@ -108,19 +125,20 @@ function enabledReason(toggle: CompiledToggle, feature: FeatureInterface): Evalu
   return reasons.size === 1 ? [...reasons][0] : undefined;
 }
 
-/** The reason of one answer (its place in `REASONS`), as `details.ts` gives it for a fresh evaluation. */
+/**
+ * The reason of one answer (its place in `REASONS`), as `details.ts` gives it for a fresh evaluation:
+ * an error for a failed evaluation, else what the definition says for a disabled or an enabled
+ * answer (`ToggleFacts.off`, `on`), else the strategy that enabled it.
+ */
 function reasonFor(
-  toggle: CompiledToggle,
-  feature: FeatureInterface,
   facts: ToggleFacts,
+  feature: FeatureInterface,
   outcome: Outcome,
   decided: StrategyTransportInterface | undefined,
 ): number {
-  if (toggle.quarantined || outcome.id === FAILED) return ERROR;
-  if (!feature.enabled) return DISABLED;
-  if (!outcome.enabled) return DEFAULT;
-  if (!feature.strategies?.length) return STATIC;
-  if (facts.enabledReason !== undefined) return facts.enabledReason;
+  if (outcome.id === FAILED) return ERROR;
+  if (!outcome.enabled) return facts.off;
+  if (facts.on !== DECIDED) return facts.on;
   return decided ? indexOf(reasonOf(decided, feature)) : UNKNOWN;
 }
 
@@ -164,7 +182,7 @@ function ofrepVisit(
         onEntry(bytesOf(details ? toOfrepResult(details) : flagNotFound(toggle.name)));
         return;
       }
-      onEntry(revision.entryOf(feature, outcome, reasonFor(toggle, feature, facts, outcome, decided)));
+      onEntry(revision.entryOf(feature, outcome, reasonFor(facts, feature, outcome, decided)));
     },
   };
 }

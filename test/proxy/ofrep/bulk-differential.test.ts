@@ -1,13 +1,18 @@
 /**
- * OFREP's bulk answer comes from the plan of `/proxy` (constants, memo, interned outcomes, each
- * result serialised once per outcome and reason); a single flag is a fresh SDK evaluation with the
- * strategy that enabled it (`details.ts`). For random definitions (several strategies with
- * different reasons, variants with payloads of each type, dependencies, segments) and repeated
- * contexts, every entry of the bulk answer equals the single answer for that flag.
+ * OFREP's bulk answer and its single-flag answer come from the plan of `/proxy` (constants, memo,
+ * interned outcomes, each result serialised once per outcome and reason, its reason worked out once
+ * per toggle). The reference is a fresh SDK evaluation with the strategy that enabled it
+ * (`details.ts`, as OFREP answers a toggle the plan does not compile). For random definitions
+ * (several strategies with different reasons, variants with payloads of each type, dependencies,
+ * segments) and repeated contexts, every entry of the bulk answer equals the single answer for that
+ * flag and the reference's result.
  */
 import fc from 'fast-check';
 import request from 'supertest';
+import type { Context } from 'unleash-client';
 import type { ProxyApp } from '../../../src/proxy/app';
+import { detailsFor } from '../../../src/proxy/engine/details';
+import { toOfrepResult } from '../../../src/proxy/ofrep/mapping';
 import { CLIENT_KEY, readyProxyFor } from '../../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../../support/upstream';
 
@@ -119,9 +124,24 @@ async function scenario(features: unknown[], contexts: Record<string, string>[])
       expect(bulk.status).toBe(200);
       const flags = (bulk.body as { flags: { key: string }[] }).flags;
       expect(flags.map((f) => f.key)).toEqual(NAMES.slice(0, features.length));
+      // the context the pipeline builds from the body: targetingKey as the user, the socket's address
+      const { targetingKey, ...properties } = context;
+      const evaluated: Context = {
+        userId: targetingKey,
+        properties,
+        environment: 'default',
+        remoteAddress: '127.0.0.1',
+      };
+      const fresh = detailsFor(ready.features, evaluated);
       for (const flag of flags) {
         const single = await post(`${BULK}/${flag.key}`, context);
         expect({ context, flag }).toEqual({ context, flag: single.body as unknown });
+        const details = fresh(flag.key);
+        const reference: unknown = details ? toOfrepResult(details) : undefined;
+        expect({ context, flag }).toEqual({
+          context,
+          flag: JSON.parse(JSON.stringify(reference)) as unknown,
+        });
       }
     }
   } finally {
