@@ -99,7 +99,7 @@ const NOTHING_KEPT = { maxBytes: 0, maxEntries: 0, maxSeen: 1 };
 export const FAILED = -2;
 
 /**
- * One toggle of a walk over every toggle (`Evaluator.each`): its outcome for the context (undefined
+ * One toggle of a walk over every toggle (`Evaluator.everyToggle`, `one`): its outcome for the context (undefined
  * for an uncompiled toggle, which the caller evaluates) and, when it was asked for, the strategy
  * definition that enabled it.
  */
@@ -335,29 +335,17 @@ export class Evaluator {
   }
 
   /**
-   * Every toggle of the revision for prepared inputs, in answer order, evaluated and counted as an
-   * answer listing every toggle is (constants from the plan, few-valued inputs from their memo, the
-   * rest by the SDK), each handed to `visit`. A toggle for which `decider` is true is evaluated by
-   * the SDK even when remembered, and handed with the strategy that enabled it. An uncompiled toggle
-   * is handed without an outcome and not evaluated or counted: the caller evaluates it. False when
-   * the SDK's full evaluation must run: nothing is handed then.
-   */
-  each(prepared: Prepared, decider: (toggle: CompiledToggle) => boolean, visit: ToggleVisit): boolean {
-    const fresh = this.refresh(prepared);
-    const fast = this.features.fast?.();
-    if (!fast || fresh.revision === -1) return false;
-    this.walk(fast, this.revisionState(fast), fresh, decider, visit, undefined);
-    return true;
-  }
-
-  /**
-   * `each` for an answer of another shape listing every toggle (OFREP's flags), kept like
-   * `/proxy`'s answers under `key` (that shape's own derived ETag of `prepared`; none for an answer
-   * that is not pure): a kept answer's bytes are served and counted without a walk. Otherwise every
-   * toggle is handed to `visit` as `each` hands it and, when the answer is worth keeping (its key
-   * seen before, no toggle failed, none evaluated by the caller), `keep` makes its bytes from what
-   * was handed. Answers those bytes, true when the toggles were handed and nothing was kept, false
-   * (nothing handed) when the SDK's full evaluation must run.
+   * Every toggle of the revision for prepared inputs, for an answer of another shape listing every
+   * toggle (OFREP's flags), kept like `/proxy`'s answers under `key` (that shape's own derived ETag
+   * of `prepared`; none for an answer that is not pure): a kept answer's bytes are served and
+   * counted without a walk. Otherwise every toggle is handed to `visit` in answer order, evaluated
+   * and counted as an answer listing every toggle is (constants from the plan, few-valued inputs
+   * from their memo, the rest by the engine or the SDK). A toggle for which `decider` is true is
+   * evaluated even when remembered, and handed with the strategy that enabled it; an uncompiled
+   * toggle is handed without an outcome and not evaluated or counted: the caller evaluates it. When
+   * the answer is worth keeping (its key seen before, no toggle failed, none evaluated by the
+   * caller), `keep` makes its bytes from what was handed. Answers those bytes, true when the toggles
+   * were handed and nothing was kept, false (nothing handed) when the SDK's full evaluation must run.
    */
   everyToggle(
     prepared: Prepared,
@@ -395,7 +383,7 @@ export class Evaluator {
   }
 
   /**
-   * `each`'s walk: with `counted`, also the outcomes it counts besides the revision's constants.
+   * `everyToggle`'s walk: with `counted`, also the outcomes it counts besides the revision's constants.
    * False when the answer may not be kept (a toggle failed, or the caller evaluates one).
    */
   private walk(
@@ -430,7 +418,7 @@ export class Evaluator {
   }
 
   /**
-   * `each` for one named toggle, counted as an answer naming only it is (OFREP's single flag): its
+   * `everyToggle` for one named toggle, counted as an answer naming only it is (OFREP's single flag): its
    * outcome handed to `visit` (with the strategy that enabled it when `decider` asks for it; an
    * uncompiled toggle without an outcome, for the caller to evaluate). False, with nothing handed,
    * for a name the definitions lack or while the SDK's full evaluation must run.

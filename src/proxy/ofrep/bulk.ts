@@ -157,7 +157,7 @@ interface FlagEntry {
 }
 
 /**
- * The decider and visitor of `Evaluator.each` / `one` for OFREP: each toggle's result serialised
+ * The decider and visitor of `Evaluator.everyToggle` / `one` for OFREP: each toggle's result serialised
  * once per outcome and reason (evaluated with the strategy that enabled it when its reason depends
  * on it; an uncompiled one through `details.ts`), handed to `onEntry`.
  */
