@@ -331,7 +331,7 @@ export class Evaluator {
     const { enhanced, window } = fresh;
     const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
     state.scope.begin(enhanced);
-    return this.outcomeOfToggle(fast, state, toggle, enhanced, window, keys);
+    return asOutcome(state.plan, this.evaluateToggle(fast, state, toggle, enhanced, window, keys));
   }
 
   /**
@@ -411,7 +411,12 @@ export class Evaluator {
         keepable = false;
         visit(toggle, undefined, undefined);
       } else if (decider(toggle)) this.evaluateDeciding(fast, state, toggle, enhanced, noted);
-      else noted(toggle, this.outcomeOfToggle(fast, state, toggle, enhanced, window, keys), undefined);
+      else
+        noted(
+          toggle,
+          asOutcome(state.plan, this.evaluateToggle(fast, state, toggle, enhanced, window, keys)),
+          undefined,
+        );
     }
     state.usage.countAnswer(state.constants);
     return keepable;
@@ -444,7 +449,11 @@ export class Evaluator {
     else if (decider(toggle)) this.evaluateDeciding(fast, state, toggle, enhanced, visit);
     else {
       const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
-      visit(toggle, this.outcomeOfToggle(fast, state, toggle, enhanced, window, keys), undefined);
+      visit(
+        toggle,
+        asOutcome(state.plan, this.evaluateToggle(fast, state, toggle, enhanced, window, keys)),
+        undefined,
+      );
     }
     return true;
   }
@@ -733,19 +742,6 @@ export class Evaluator {
     return evaluated;
   }
 
-  /** `evaluateToggle`'s result as an outcome object. */
-  private outcomeOfToggle(
-    fast: FastEvaluation,
-    state: RevisionState,
-    toggle: CompiledToggle,
-    enhanced: Context,
-    window: string | undefined,
-    keys: MemoKeys,
-  ): Outcome {
-    const evaluated = this.evaluateToggle(fast, state, toggle, enhanced, window, keys);
-    return typeof evaluated === 'number' ? state.plan.outcomes[evaluated] : evaluated;
-  }
-
   /**
    * Keeps one result within the memo budget, in its group's row for the key (a row is made, and
    * counted whole, for the first result of a key). The budget is the app's, shared by every
@@ -829,6 +825,11 @@ export class Evaluator {
     }
     return JSON.stringify({ toggles });
   }
+}
+
+/** An evaluation's result (`Evaluator.evaluateToggle`) as an outcome object. */
+function asOutcome(plan: Plan, evaluated: number | Outcome): Outcome {
+  return typeof evaluated === 'number' ? plan.outcomes[evaluated] : evaluated;
 }
 
 /** A toggle whose evaluation threw: disabled with the fallback variant, never counted. */
