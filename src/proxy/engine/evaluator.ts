@@ -23,7 +23,7 @@ import {
   type Outcome,
   type Plan,
 } from './plan';
-import { disabledToggle, toEvaluatedToggle, toggleEntry, toggleListBody } from './toggle-json';
+import { disabledToggle, joinEntries, toEvaluatedToggle, toggleEntry, toggleListBody } from './toggle-json';
 import { UsageTally } from './usage-tally';
 import { CONSTANT, REMEMBERED } from './toggle-steps';
 import { RequestScope } from './compiled/scope';
@@ -109,6 +109,40 @@ export type ToggleVisit = (
   decided: StrategyTransportInterface | undefined,
 ) => void;
 
+/**
+ * An answer listing every toggle in another shape than `/proxy`'s (OFREP's flags), written by the
+ * same answer loop (`Evaluator.everyToggle`) with the shape's own bytes for each toggle.
+ */
+export interface AnswerShape {
+  /**
+   * The shape's entries of a revision (kept by the shape, per revision): by interned outcome id,
+   * filled by `entry` as outcomes are first seen; and, by toggle index, 1 for a toggle whose entry
+   * also depends on the strategy that enabled it (evaluated with it, even when remembered).
+   */
+  entries(plan: Plan): { readonly byId: (Buffer | undefined)[]; readonly decided: Uint8Array };
+  /**
+   * The entry of a toggle's outcome, with the strategy that enabled it for a `decided` toggle; kept
+   * in `byId` for an interned outcome of any other toggle.
+   */
+  entry(toggle: CompiledToggle, outcome: Outcome, decided: StrategyTransportInterface | undefined): Buffer;
+  /** The entry of a toggle the engine did not compile, evaluated by the shape (the loop neither evaluates nor counts it). */
+  uncompiled(toggle: CompiledToggle): Buffer;
+}
+
+/** What an answer's loop wrote into its list of entries. */
+interface Written {
+  /** The entries' total length. */
+  readonly bytes: number;
+  /** With `collect`, what it counted (to keep the answer with); undefined when it may not be kept. */
+  readonly usage: readonly Outcome[] | undefined;
+}
+
+/** An answer listing every toggle in another shape (`Evaluator.everyToggle`): its entries, or one piece with all of them. */
+export interface ShapedAnswer {
+  readonly entries: readonly Buffer[];
+  readonly bytes: number;
+}
+
 /** Names the definitions do not have: answered disabled with the fallback variant, never counted. */
 function unknownEntry(name: string): Buffer {
   return toggleEntry(disabledToggle(name, false));
@@ -124,6 +158,8 @@ interface AnswerOrder {
 }
 
 const NO_NAMES: readonly string[] = Object.freeze([]);
+const ALL: Selection = Object.freeze({ kind: 'all' });
+const NOTHING = Buffer.alloc(0);
 
 /** Not computed yet, in `MemoKeys`' per-group array. */
 const UNKNOWN = null;
@@ -338,22 +374,15 @@ export class Evaluator {
    * Every toggle of the revision for prepared inputs, for an answer of another shape listing every
    * toggle (OFREP's flags), kept like `/proxy`'s answers under `key` (that shape's own derived ETag
    * of `prepared`; none for an answer that is not pure): a kept answer's bytes are served and
-   * counted without a walk. Otherwise every toggle is handed to `visit` in answer order, evaluated
-   * and counted as an answer listing every toggle is (constants from the plan, few-valued inputs
-   * from their memo, the rest by the engine or the SDK). A toggle for which `decider` is true is
-   * evaluated even when remembered, and handed with the strategy that enabled it; an uncompiled
-   * toggle is handed without an outcome and not evaluated or counted: the caller evaluates it. When
-   * the answer is worth keeping (its key seen before, no toggle failed, none evaluated by the
-   * caller), `keep` makes its bytes from what was handed. Answers those bytes, true when the toggles
-   * were handed and nothing was kept, false (nothing handed) when the SDK's full evaluation must run.
+   * counted without evaluating. Otherwise every toggle goes through the answer loop of `/proxy`
+   * (constants from the plan, few-valued inputs from their memo, the rest by the engine or the SDK,
+   * counted as an answer listing every toggle is), written with `shape`'s entries; a toggle the
+   * shape says depends on the strategy that enabled it is evaluated even when remembered; an
+   * uncompiled one is left to the shape (not evaluated or counted here). The answer is kept when
+   * its key was seen before, no toggle failed and the shape evaluated none. False (nothing
+   * evaluated) while the SDK's full evaluation must run.
    */
-  everyToggle(
-    prepared: Prepared,
-    key: string | undefined,
-    decider: (toggle: CompiledToggle) => boolean,
-    visit: ToggleVisit,
-    keep: () => Buffer,
-  ): Buffer | boolean {
+  everyToggle(prepared: Prepared, key: string | undefined, shape: AnswerShape): ShapedAnswer | false {
     const fresh = this.refresh(prepared);
     const fast = this.features.fast?.();
     if (!fast || fresh.revision === -1) return false;
@@ -364,62 +393,32 @@ export class Evaluator {
       const kept = state.cache.get(key);
       if (kept) {
         state.usage.countAnswer(kept.usage);
-        return kept.body;
+        return { entries: [kept.body], bytes: kept.body.length };
       }
     }
-    const counted: Outcome[] | undefined = pure && state.cache.admit(key) ? [] : undefined;
-    const keepable = this.walk(fast, state, fresh, decider, visit, counted);
-    const window = fresh.window;
+    const collect = pure && state.cache.admit(key);
+    const entries: Buffer[] = [];
+    const { enhanced, window } = fresh;
+    const order = { indices: state.plan.steps.all, unknown: NO_NAMES };
+    const { bytes, usage } = this.evaluateInto(
+      entries,
+      fast,
+      state,
+      ALL,
+      order,
+      enhanced,
+      window,
+      collect,
+      shape,
+    );
     if (
-      counted === undefined ||
-      !keepable ||
+      usage === undefined ||
       (window !== undefined && clockWindow(state.plan.dateBoundaries, Date.now()) !== window)
     )
-      return true;
-    const body = keep();
-    const usage = state.constants.concat(counted);
+      return { entries, bytes };
+    const body = joinEntries(NOTHING, entries, NOTHING, undefined, bytes);
     state.cache.set(key as string, { body, usage }, body.length + 8 * usage.length + 160);
-    return body;
-  }
-
-  /**
-   * `everyToggle`'s walk: with `counted`, also the outcomes it counts besides the revision's constants.
-   * False when the answer may not be kept (a toggle failed, or the caller evaluates one).
-   */
-  private walk(
-    fast: FastEvaluation,
-    state: RevisionState,
-    fresh: Prepared,
-    decider: (toggle: CompiledToggle) => boolean,
-    visit: ToggleVisit,
-    counted: Outcome[] | undefined,
-  ): boolean {
-    const { enhanced, window } = fresh;
-    const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
-    state.scope.begin(enhanced);
-    let keepable = true;
-    const noted: ToggleVisit = counted
-      ? (toggle, outcome, decided) => {
-          if (outcome === undefined || outcome.id === FAILED) keepable = false;
-          else counted.push(outcome);
-          visit(toggle, outcome, decided);
-        }
-      : visit;
-    for (const toggle of state.plan.toggles) {
-      if (toggle.constant) visit(toggle, toggle.constant, undefined);
-      else if (toggle.uncompiled) {
-        keepable = false;
-        visit(toggle, undefined, undefined);
-      } else if (decider(toggle)) this.evaluateDeciding(fast, state, toggle, enhanced, noted);
-      else
-        noted(
-          toggle,
-          asOutcome(state.plan, this.evaluateToggle(fast, state, toggle, enhanced, window, keys)),
-          undefined,
-        );
-    }
-    state.usage.countAnswer(state.constants);
-    return keepable;
+    return { entries: [body], bytes: body.length };
   }
 
   /**
@@ -446,8 +445,10 @@ export class Evaluator {
       if (toggle.constant.id !== QUARANTINED) state.usage.count(toggle.constant);
       visit(toggle, toggle.constant, undefined);
     } else if (toggle.uncompiled) visit(toggle, undefined, undefined);
-    else if (decider(toggle)) this.evaluateDeciding(fast, state, toggle, enhanced, visit);
-    else {
+    else if (decider(toggle)) {
+      const { outcome, decided } = this.decide(fast, state, toggle, enhanced);
+      visit(toggle, outcome, decided);
+    } else {
       const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
       visit(
         toggle,
@@ -458,14 +459,16 @@ export class Evaluator {
     return true;
   }
 
-  /** One SDK evaluation of a toggle (counted), handed with the strategy that enabled it. */
-  private evaluateDeciding(
+  /**
+   * One evaluation of a toggle (the engine's or the SDK's) that also tells which strategy enabled
+   * it, never from the memo; counted unless it threw (then disabled, `FAILED`).
+   */
+  private decide(
     fast: FastEvaluation,
     state: RevisionState,
     toggle: CompiledToggle,
     enhanced: Context,
-    visit: ToggleVisit,
-  ): void {
+  ): { readonly outcome: Outcome; readonly decided: StrategyTransportInterface | undefined } {
     let outcome: Outcome;
     let decided: StrategyTransportInterface | undefined;
     try {
@@ -481,11 +484,10 @@ export class Evaluator {
       outcome = outcomeOf(toggle, result);
     } catch (err) {
       fast.failed(toggle.name, err);
-      visit(toggle, failedOutcome(toggle), undefined);
-      return;
+      return { outcome: failedOutcome(toggle), decided: undefined };
     }
     state.usage.count(outcome);
-    visit(toggle, outcome, decided);
+    return { outcome, decided };
   }
 
   /** The toggles a selection lists, in answer order (`AnswerOrder`). */
@@ -573,8 +575,9 @@ export class Evaluator {
   }
 
   /**
-   * Evaluates the selection (each toggle once, counted) and serialises it; with `collect`, also the
-   * list of what it counted (to keep the answer with), undefined when a toggle failed.
+   * Evaluates the selection (each toggle once, counted) and serialises it as `/proxy`'s toggle
+   * list; with `collect`, also the list of what it counted (to keep the answer with), undefined
+   * when a toggle failed.
    */
   private evaluate(
     fast: FastEvaluation,
@@ -591,7 +594,25 @@ export class Evaluator {
     const entries = shared ? this.entries : [];
     this.writing = true;
     try {
-      return this.evaluateInto(entries, fast, state, selection, order, enhanced, window, collect);
+      const { bytes, usage } = this.evaluateInto(
+        entries,
+        fast,
+        state,
+        selection,
+        order,
+        enhanced,
+        window,
+        collect,
+      );
+      if (collect) return { body: toggleListBody(entries, bytes), usage, release: undefined };
+      // not kept: written once, its memory reused afterwards
+      let release: (() => void) | undefined;
+      const body = toggleListBody(entries, bytes, (length) => {
+        const taken = this.memory.bodies.take(length);
+        release = taken.release;
+        return taken.body;
+      });
+      return { body, usage, release };
     } finally {
       if (shared) {
         entries.length = 0;
@@ -600,6 +621,11 @@ export class Evaluator {
     }
   }
 
+  /**
+   * The answer loop of every answer listing toggles: each toggle of `order` evaluated once (or
+   * remembered, or constant), counted, and its entry added to `entries`: `/proxy`'s entry, or with
+   * a `shape`, that shape's (`AnswerShape`).
+   */
   private evaluateInto(
     entries: Buffer[],
     fast: FastEvaluation,
@@ -609,12 +635,14 @@ export class Evaluator {
     enhanced: Context,
     window: string | undefined,
     collect: boolean,
-  ): { body: Buffer; usage: readonly Outcome[] | undefined; release: (() => void) | undefined } {
+    shape?: AnswerShape,
+  ): Written {
     const onlyEnabled = selection.kind === 'enabled';
     const countConstantsOnce = selection.kind !== 'named';
     const { plan, usage: tally } = state;
     const { toggles, steps, table } = plan;
     const { kind: kinds, group: groups, slot: slots, constantId } = steps;
+    const shaped = shape?.entries(plan);
     const indices = order.indices;
     let bytes = 0;
     const counted: Outcome[] = [];
@@ -642,6 +670,23 @@ export class Evaluator {
           else if (outcome) tally.count(outcome);
           if (collect) counted.push(outcome ?? table.list[id]);
         }
+      } else if (shaped !== undefined && shaped.decided[i] === 1) {
+        // the shape's entry depends on more than the outcome: evaluated here with the strategy that
+        // enabled it, or by the shape itself
+        const toggle = toggles[i];
+        let entry: Buffer;
+        if (toggle.uncompiled) {
+          entry = (shape as AnswerShape).uncompiled(toggle);
+          cacheable = false;
+        } else {
+          const decision = this.decide(fast, state, toggle, enhanced);
+          if (decision.outcome.id === FAILED) cacheable = false;
+          else if (collect) counted.push(decision.outcome);
+          entry = (shape as AnswerShape).entry(toggle, decision.outcome, decision.decided);
+        }
+        entries.push(entry);
+        bytes += entry.length;
+        continue;
       } else {
         if (kind === REMEMBERED) {
           const group = groups[i];
@@ -664,7 +709,13 @@ export class Evaluator {
           }
         }
       }
-      if (outcome === undefined) {
+      if (shaped !== undefined) {
+        // another shape: its entry of the interned outcome, made once per revision
+        let entry = outcome === undefined ? shaped.byId[id] : undefined;
+        entry ??= (shape as AnswerShape).entry(toggles[i], outcome ?? table.list[id], undefined);
+        entries.push(entry);
+        bytes += entry.length;
+      } else if (outcome === undefined) {
         if (!onlyEnabled || table.enabled[id] === 1) {
           entries.push(table.entries[id]);
           bytes += table.sizes[id];
@@ -678,15 +729,7 @@ export class Evaluator {
     // A toggle that failed is not counted: such an answer is not kept, its usage would be wrong.
     const usage =
       !collect || !cacheable ? undefined : countConstantsOnce ? state.constants.concat(counted) : counted;
-    if (collect) return { body: toggleListBody(entries, bytes), usage, release: undefined };
-    // not kept: written once, its memory reused afterwards
-    let release: (() => void) | undefined;
-    const body = toggleListBody(entries, bytes, (length) => {
-      const taken = this.memory.bodies.take(length);
-      release = taken.release;
-      return taken.body;
-    });
-    return { body, usage, release };
+    return { bytes, usage };
   }
 
   /**

@@ -7,13 +7,13 @@ import type { ContextLimits } from '../context/limits';
 import { BodyBuffers } from '../engine/body-buffers';
 import { detailsFor } from '../engine/details';
 import { derivedEtagOf } from '../engine/etag';
-import type { Selection } from '../engine/evaluator';
+import type { Selection, ShapedAnswer } from '../engine/evaluator';
 import type { EvaluationInput, EvaluationPipeline } from '../evaluation/pipeline';
 import { joinEntries } from '../engine/toggle-json';
 import type { FeatureRepository } from '../upstream/feature-repository';
 import { bulkFlags } from './bulk';
 import type { ScopeStreams } from './event-stream';
-import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
+import { flagNotFound, toOfrepResult } from './mapping';
 import { ofrepInput } from './request-input';
 
 /** Seconds a hidden browser tab keeps its change stream open (ADR-0008's default). */
@@ -116,16 +116,21 @@ export class OfrepBulk {
     }
     // every flag through the plan of `/proxy`, each result serialised once per outcome and reason,
     // a pure answer's flags kept under its validator
-    const entries =
-      bulkFlags(features, pipeline.evaluator, prepared, context, derived) ??
-      plainFlags(features, context).map((r) => Buffer.from(JSON.stringify(r)));
+    const flags =
+      bulkFlags(features, pipeline.evaluator, prepared, context, derived) ?? plainFlags(features, context);
     const tail = this.tailOf(request, this.tokenOf(request.key), streams.version().id);
     let release: (() => void) | undefined;
-    const body = joinEntries(FLAGS_HEAD, entries, tail, (length) => {
-      const taken = this.bodies.take(length);
-      release = taken.release;
-      return taken.body;
-    });
+    const body = joinEntries(
+      FLAGS_HEAD,
+      flags.entries,
+      tail,
+      (length) => {
+        const taken = this.bodies.take(length);
+        release = taken.release;
+        return taken.body;
+      },
+      flags.bytes,
+    );
     // The validator covers the flag values only (`[...]`): the stream URL's `since` changing alone is
     // no change. Derived when still valid after evaluating (no date passed meanwhile), else of the flags.
     const fresh = derived !== undefined && pipeline.evaluator.refresh(prepared) === prepared;
@@ -155,12 +160,16 @@ function notModified(res: ServerResponse, etag: string): void {
 }
 
 /** Every flag through `details.ts`, while the SDK's full evaluation must run (see `bulkFlags`). */
-function plainFlags(features: FeatureRepository, context: Context): OfrepResult[] {
+function plainFlags(features: FeatureRepository, context: Context): ShapedAnswer {
   const evaluate = detailsFor(features, context);
-  return features.toggles().map((feature) => {
+  let bytes = 0;
+  const entries = features.toggles().map((feature) => {
     const details = evaluate(feature.name);
-    return details ? toOfrepResult(details) : flagNotFound(feature.name);
+    const entry = Buffer.from(JSON.stringify(details ? toOfrepResult(details) : flagNotFound(feature.name)));
+    bytes += entry.length;
+    return entry;
   });
+  return { entries, bytes };
 }
 
 /**

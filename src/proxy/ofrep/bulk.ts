@@ -1,11 +1,17 @@
 import type { Context } from 'unleash-client';
 import type { FeatureInterface, StrategyTransportInterface } from '../upstream/sdk/types';
 import { detailsFor, reasonOf, type EvaluationReason } from '../engine/details';
-import { FAILED, type Evaluator, type Prepared, type ToggleVisit } from '../engine/evaluator';
-import type { CompiledToggle, Outcome } from '../engine/plan';
+import {
+  FAILED,
+  type AnswerShape,
+  type Evaluator,
+  type Prepared,
+  type ShapedAnswer,
+  type ToggleVisit,
+} from '../engine/evaluator';
+import type { CompiledToggle, Outcome, Plan } from '../engine/plan';
 import type { OutcomeTable } from '../engine/outcome-table';
 import type { EvaluatedToggle, FeatureRepository } from '../upstream/feature-repository';
-import { joinEntries } from '../engine/toggle-json';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';
 
 /** What OFREP needs of one compiled toggle's definition, worked out once per revision. */
@@ -52,6 +58,14 @@ const [DISABLED, DEFAULT, STATIC, , , ERROR, UNKNOWN] = REASONS.map((_, i) => i)
  */
 class RevisionEntries {
   readonly facts: (ToggleFacts | undefined)[] = [];
+  /**
+   * The entry of each interned outcome of a toggle whose reason does not depend on the strategy
+   * that enabled it (a function of the outcome alone), by `Outcome.id`: what the bulk answer's loop
+   * reads (`AnswerShape.entries`).
+   */
+  readonly byId: (Buffer | undefined)[] = [];
+  /** By toggle index, 1 when evaluated with the strategy that enabled it (`AnswerShape.entries`); made by `decidedOf`. */
+  private decided: Uint8Array | undefined;
   private readonly entries: (Buffer | undefined)[] = [];
   /** Outcomes not interned (`id` < 0): a toggle's 33rd variant, a failed evaluation. */
   private readonly loose = new WeakMap<Outcome, Map<number, Buffer>>();
@@ -72,6 +86,18 @@ class RevisionEntries {
       this.facts[toggle.index] = facts;
     }
     return facts;
+  }
+
+  /** Which toggles of the plan are evaluated with the strategy that enabled it (`AnswerShape.entries`). */
+  decidedOf(features: FeatureRepository, plan: Plan): Uint8Array {
+    if (this.decided === undefined) {
+      const decided = new Uint8Array(plan.toggles.length);
+      for (const toggle of plan.toggles)
+        if (toggle.constant === undefined && isDecided(this.factsOf(features, toggle), toggle))
+          decided[toggle.index] = 1;
+      this.decided = decided;
+    }
+    return this.decided;
   }
 
   /** One flag's OFREP result as bytes, made once per outcome and reason (its place in `REASONS`). */
@@ -97,11 +123,11 @@ class RevisionEntries {
 // Keyed by the revision's interned outcomes: they go with it.
 const revisions = new WeakMap<OutcomeTable, RevisionEntries>();
 
-function revisionOf(toggle: CompiledToggle): RevisionEntries {
-  let revision = revisions.get(toggle.interned);
+function revisionOf(table: OutcomeTable): RevisionEntries {
+  let revision = revisions.get(table);
   if (revision === undefined) {
     revision = new RevisionEntries();
-    revisions.set(toggle.interned, revision);
+    revisions.set(table, revision);
   }
   return revision;
 }
@@ -157,41 +183,55 @@ interface FlagEntry {
 }
 
 /**
- * The decider and visitor of `Evaluator.everyToggle` / `one` for OFREP: each toggle's result serialised
- * once per outcome and reason (evaluated with the strategy that enabled it when its reason depends
- * on it; an uncompiled one through `details.ts`), handed to `onEntry`.
+ * A toggle OFREP evaluates with the strategy that enabled it (its enabled reason depends on that
+ * strategy), or answers through `details.ts` (not compiled, or no definition to reason from).
  */
-function ofrepVisit(
-  features: FeatureRepository,
-  context: Context,
-  onEntry: (body: Buffer) => void,
-): { decider: (toggle: CompiledToggle) => boolean; visit: ToggleVisit } {
-  let single: ReturnType<typeof detailsFor> | undefined;
-  let revision: RevisionEntries | undefined;
-  return {
-    decider: (toggle) =>
-      (revision ??= revisionOf(toggle)).factsOf(features, toggle).enabledReason === undefined,
-    visit: (toggle, outcome, decided) => {
-      revision ??= revisionOf(toggle);
-      // known already when the decider above was asked about this toggle
-      const facts = revision.facts[toggle.index] ?? revision.factsOf(features, toggle);
-      const { feature } = facts;
-      if (outcome === undefined || feature === undefined) {
-        single ??= detailsFor(features, context);
-        const details = single(toggle.name);
-        onEntry(bytesOf(details ? toOfrepResult(details) : flagNotFound(toggle.name)));
-        return;
-      }
-      onEntry(revision.entryOf(feature, outcome, reasonFor(facts, feature, outcome, decided)));
-    },
-  };
+function isDecided(facts: ToggleFacts, toggle: CompiledToggle): boolean {
+  return toggle.uncompiled || facts.enabledReason === undefined;
 }
 
 /**
- * The entries of the `flags` array of OFREP's bulk answer, as bytes to be joined with commas:
- * every toggle through the evaluator of `/proxy` (`Evaluator.everyToggle`: its plan, constants,
- * memo, interned outcomes and usage counts), or, for a pure answer kept under `key` (its derived
- * ETag), one piece with all of them. Undefined when the SDK's full evaluation must run.
+ * OFREP's flags as the answer loop writes them (`Evaluator.everyToggle`, `AnswerShape`): each
+ * result serialised once per outcome and reason, with the strategy that enabled it when its reason
+ * depends on it; an uncompiled toggle, or one without a definition, through `details.ts`.
+ */
+class OfrepShape implements AnswerShape {
+  private single: ReturnType<typeof detailsFor> | undefined;
+
+  constructor(
+    private readonly features: FeatureRepository,
+    private readonly context: Context,
+  ) {}
+
+  entries(plan: Plan): { readonly byId: (Buffer | undefined)[]; readonly decided: Uint8Array } {
+    const revision = revisionOf(plan.table);
+    return { byId: revision.byId, decided: revision.decidedOf(this.features, plan) };
+  }
+
+  entry(toggle: CompiledToggle, outcome: Outcome, decided: StrategyTransportInterface | undefined): Buffer {
+    const revision = revisionOf(toggle.interned);
+    const facts = revision.factsOf(this.features, toggle);
+    const { feature } = facts;
+    if (feature === undefined) return this.uncompiled(toggle);
+    const entry = revision.entryOf(feature, outcome, reasonFor(facts, feature, outcome, decided));
+    // the same bytes for every answer of this outcome: kept for the loop to read by id
+    if (outcome.id >= 0 && !isDecided(facts, toggle)) revision.byId[outcome.id] = entry;
+    return entry;
+  }
+
+  uncompiled(toggle: CompiledToggle): Buffer {
+    this.single ??= detailsFor(this.features, this.context);
+    const details = this.single(toggle.name);
+    return bytesOf(details ? toOfrepResult(details) : flagNotFound(toggle.name));
+  }
+}
+
+/**
+ * The entries of the `flags` array of OFREP's bulk answer, as bytes to be joined with commas, and
+ * their total length: every toggle through the answer loop of `/proxy` (`Evaluator.everyToggle`:
+ * its plan, constants, memo, interned outcomes and usage counts), or, for a pure answer kept under
+ * `key` (its derived ETag), one piece with all of them. Undefined when the SDK's full evaluation
+ * must run.
  */
 export function bulkFlags(
   features: FeatureRepository,
@@ -199,17 +239,10 @@ export function bulkFlags(
   prepared: Prepared,
   context: Context,
   key: string | undefined,
-): readonly Buffer[] | undefined {
-  const entries: Buffer[] = [];
-  const { decider, visit } = ofrepVisit(features, context, (body) => entries.push(body));
-  const answer = evaluator.everyToggle(prepared, key, decider, visit, () =>
-    joinEntries(NOTHING, entries, NOTHING),
-  );
-  if (answer === false) return undefined;
-  return answer === true ? entries : [answer];
+): ShapedAnswer | undefined {
+  const answer = evaluator.everyToggle(prepared, key, new OfrepShape(features, context));
+  return answer === false ? undefined : answer;
 }
-
-const NOTHING = Buffer.alloc(0);
 
 /**
  * One flag's OFREP result as bytes, through the same plan, outcomes and serialised entries as the
@@ -225,7 +258,12 @@ export function singleFlag(
   name: string,
 ): FlagEntry | undefined {
   let answer: Buffer | undefined;
-  const { decider, visit } = ofrepVisit(features, context, (body) => (answer = body));
+  const shape = new OfrepShape(features, context);
+  const decider = (toggle: CompiledToggle) =>
+    isDecided(revisionOf(toggle.interned).factsOf(features, toggle), toggle);
+  const visit: ToggleVisit = (toggle, outcome, decided) => {
+    answer = outcome === undefined ? shape.uncompiled(toggle) : shape.entry(toggle, outcome, decided);
+  };
   if (!evaluator.one(prepared, name, decider, visit) || answer === undefined) return undefined;
   return { body: answer, status: failureStatus.get(answer) ?? 200 };
 }
