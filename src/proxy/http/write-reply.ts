@@ -1,18 +1,21 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { addVary, withVary } from '../../common/http/vary';
 import type { Reply } from '../engine/evaluator';
+import { encodeBody } from './body-encoding';
 
 /** Browsers and SDKs may reuse a toggle list for two seconds, then revalidate with its ETag. */
 export const CACHE_CONTROL = 'public, max-age=2';
 
 /**
- * The last step of every evaluation request: the headers of spec 4.2 and the toggle list, or a 304
- * without a body. Node's response API only, so the raw path and Express routes share it. With
+ * The last step of every evaluation request: the headers of spec 4.2 and the toggle list (compressed
+ * for a client that accepts it: `body-encoding.ts`), or a 304 without a body. Node's response API
+ * only, so the raw path and Express routes share it. With
  * `headers` (a flat `[name, value, ...]` list, e.g. remembered CORS headers) a 304 is one `writeHead`.
  * `vary` (`KeyVary.evaluation`) names the key's header on the 200 and the 304 alike: the answer
  * depends on the key's scope, and `public` would otherwise let a shared cache hand it to any key.
  */
 export function writeReply(
+  req: IncomingMessage,
   res: ServerResponse,
   reply: Reply,
   vary: string,
@@ -39,12 +42,15 @@ export function writeReply(
   res.setHeader('Cache-Control', CACHE_CONTROL);
   res.setHeader('ETag', reply.etag);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader(
-    'Content-Length',
-    typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.length,
-  );
+  const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
+  const sent = encodeBody(req, res, body);
+  res.setHeader('Content-Length', sent.length);
   res.statusCode = 200;
-  // its memory goes back for reuse only once the response is written out (never on an abort)
-  if (reply.release) res.once('finish', reply.release);
-  res.end(reply.body);
+  if (reply.release) {
+    // its memory goes back for reuse once nothing reads it: compressed already, or written out
+    // (never on an abort)
+    if (sent !== body) reply.release();
+    else res.once('finish', reply.release);
+  }
+  res.end(sent);
 }

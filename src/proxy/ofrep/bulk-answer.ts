@@ -4,6 +4,7 @@ import { etagMatches, weakEtag } from '../../common/http/etag';
 import { validHost } from '../../common/http/host';
 import { addVary } from '../../common/http/vary';
 import type { ContextLimits } from '../context/limits';
+import { encodeBody } from '../http/body-encoding';
 import { BodyBuffers } from '../engine/body-buffers';
 import { detailsFor } from '../engine/details';
 import { derivedEtagOf } from '../engine/etag';
@@ -96,11 +97,10 @@ export class OfrepBulk {
   }
 
   /**
-   * Evaluates every flag for the request and writes the answer (headers, status, body);
-   * `bodyFollows` runs the response middleware of answers with a body (compression) just before a
-   * 200 is written, not for a 304 (which it would leave as it is).
+   * Evaluates every flag for the request and writes the answer (headers, status, body, compressed
+   * for a client that accepts it: `http/body-encoding.ts`), or a 304.
    */
-  write(req: IncomingMessage, res: ServerResponse, request: BulkRequest, bodyFollows: () => void): void {
+  write(req: IncomingMessage, res: ServerResponse, request: BulkRequest): void {
     const { context, scope } = request;
     const { features, pipeline, streams } = scope;
     res.setHeader('Cache-Control', 'no-cache');
@@ -142,14 +142,18 @@ export class OfrepBulk {
       notModified(res, etag);
       return;
     }
-    bodyFollows();
     res.setHeader('ETag', etag);
     res.setHeader('Content-Type', CONTENT_TYPE);
-    res.setHeader('Content-Length', String(body.length));
+    const sent = encodeBody(req, res, body);
+    res.setHeader('Content-Length', String(sent.length));
     res.statusCode = 200;
-    // the body's memory is reused once the response is written out (never on an abort)
-    if (release) res.once('finish', release);
-    res.end(body);
+    if (release) {
+      // the body's memory is reused once nothing reads it: compressed already, or written out
+      // (never on an abort)
+      if (sent !== body) release();
+      else res.once('finish', release);
+    }
+    res.end(sent);
   }
 }
 

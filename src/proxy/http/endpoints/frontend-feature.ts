@@ -43,8 +43,8 @@ function answer(call: Call, context: Context): void {
   const body = toggle.entry;
   const etag = bodyEtag(body);
   const notModified = pipeline.matches(call.req, etag);
-  if (!notModified) call.bodyFollows();
   writeReply(
+    call.req,
     call.res,
     notModified ? { notModified, etag } : { notModified, body, etag },
     pipeline.vary,

@@ -83,18 +83,13 @@ export function ofrepBulkEndpoint(options: OfrepEvaluateOptions): Endpoint {
   const { bulk } = options;
   const answer = (call: Call, context: Context): void => {
     writeCors(call);
-    bulk.write(
-      call.req,
-      call.res,
-      {
-        scope: options.scopeOf(call.scope),
-        context,
-        key: call.key,
-        origin: originOfRequest(call),
-        basePath: call.mountPath + options.basePath,
-      },
-      () => call.bodyFollows(),
-    );
+    bulk.write(call.req, call.res, {
+      scope: options.scopeOf(call.scope),
+      context,
+      key: call.key,
+      origin: originOfRequest(call),
+      basePath: call.mountPath + options.basePath,
+    });
   };
   return {
     routes: [['POST', `${options.basePath}/v1/evaluate/flags`]],

@@ -72,6 +72,5 @@ export function proxyListEndpoint(options: ProxyListOptions): Endpoint {
 }
 
 function answer(call: Call, reply: ReturnType<Call['scope']['pipeline']['answer']>): void {
-  if (!reply.notModified) call.bodyFollows();
-  writeReply(call.res, reply, call.scope.pipeline.vary, call.cors);
+  writeReply(call.req, call.res, reply, call.scope.pipeline.vary, call.cors);
 }
