@@ -308,6 +308,9 @@ const BODY_CONTEXT = {
   properties: { plan: 'pro', version: '2.3.1', region: 'eu', age: '31', email: 'ada@example.com' },
 };
 
+/** What Chromium and Firefox send: the answer comes back Brotli-compressed. */
+const BROWSER_ACCEPT_ENCODING = 'gzip, deflate, br, zstd';
+
 /** The same user as BODY_CONTEXT, as an OpenFeature provider sends it. */
 const OFREP_CONTEXT = {
   targetingKey: 'user-42',
@@ -356,6 +359,15 @@ function scenarios(features: BenchFeatures): Scenario[] {
       path: `/proxy?${CONTEXT_QUERY}`,
       samplePath: `/proxy?${CONTEXT_QUERY}&userId=u-sample&sessionId=s-sample`,
       headers: auth,
+      uniqueContexts: true,
+    },
+    {
+      // what a browser's request costs: every browser sends this, and the answer is compressed
+      name: 'GET /proxy, a browser (Accept-Encoding with br) with a new user per request',
+      method: 'GET',
+      path: `/proxy?${CONTEXT_QUERY}`,
+      samplePath: `/proxy?${CONTEXT_QUERY}&userId=u-sample&sessionId=s-sample`,
+      headers: { ...auth, 'accept-encoding': BROWSER_ACCEPT_ENCODING },
       uniqueContexts: true,
     },
     {
