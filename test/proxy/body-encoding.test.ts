@@ -173,6 +173,30 @@ describe('evaluation answers compressed in one call', () => {
     expect(enabled).toHaveLength(20);
   });
 
+  test("a kept answer's compressed bytes are made once per encoding and served to every client asking for it", async () => {
+    const brotli = jest.spyOn(zlib, 'brotliCompressSync');
+    const gzip = jest.spyOn(zlib, 'gzipSync');
+    try {
+      const path = '/proxy/all?userId=user-2&appName=kept-forms';
+      const plain = await send(port, 'GET', path, { authorization: CLIENT_KEY });
+      const order = ['br', 'gzip', 'br', 'identity', 'gzip', 'br', 'br'];
+      const answers: Answer[] = [];
+      for (const accept of order)
+        answers.push(await send(port, 'GET', path, { authorization: CLIENT_KEY, 'accept-encoding': accept }));
+      for (const [i, answer] of answers.entries()) {
+        expect(answer.headers['content-encoding']).toBe(order[i] === 'identity' ? undefined : order[i]);
+        expect(decoded(answer)).toBe(plain.raw.toString('utf8'));
+      }
+      // kept from the second sighting (the plain request was the first): each encoding compressed once
+      expect(brotli).toHaveBeenCalledTimes(1);
+      expect(gzip).toHaveBeenCalledTimes(1);
+      expect(answers[5].raw.equals(answers[0].raw)).toBe(true);
+    } finally {
+      brotli.mockRestore();
+      gzip.mockRestore();
+    }
+  });
+
   test('a body under the threshold is sent as it is, still naming Accept-Encoding in Vary', async () => {
     const answer = await send(port, 'GET', '/proxy?userId=nobody', {
       authorization: CLIENT_KEY,

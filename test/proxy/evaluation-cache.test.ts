@@ -1,7 +1,9 @@
 import request from 'supertest';
 import { Strategy, type Context } from 'unleash-client';
 import type { ProxyApp } from '../../src/proxy/app';
-import { AnswerCache } from '../../src/proxy/engine/answer-cache';
+import { AnswerCache, Doorkeeper } from '../../src/proxy/engine/answer-cache';
+import { BodyForms } from '../../src/proxy/engine/body-forms';
+import { SharedBudget } from '../../src/proxy/budgets/shared-budget';
 import type { Outcome } from '../../src/proxy/engine/plan';
 import { UsageTally } from '../../src/proxy/engine/usage-tally';
 import { CLIENT_KEY, expressRouted, readyProxyFor, waitFor } from '../support/proxy';
@@ -356,6 +358,62 @@ describe('the answer cache', () => {
     cache.set('e', 'v', 1);
     expect(cache.size).toBe(3);
     expect(cache.get('e')).toBeDefined();
+  });
+
+  test('an entry grows within the budget (its kept forms): counted, given back with it, refused when it cannot fit', () => {
+    const cache = new AnswerCache<string>({ maxBytes: 8_000, maxEntries: 10, maxSeen: 100 });
+    cache.set('a', 'v', 100);
+    const base = cache.totalBytes;
+    expect(cache.grow('a', 200)).toBe(true);
+    expect(cache.totalBytes).toBe(base + 200);
+    expect(cache.grow('missing', 10)).toBe(false);
+    // one entry may hold at most an eighth of the budget
+    expect(cache.grow('a', 1_000)).toBe(false);
+    expect(cache.totalBytes).toBe(base + 200);
+    // growing makes room by evicting others, never the budget
+    for (const k of ['b', 'c', 'd', 'e', 'f', 'g', 'h']) cache.set(k, 'v', 700);
+    expect(cache.get('a')).toBeDefined();
+    expect(cache.grow('a', 150)).toBe(true);
+    expect(cache.totalBytes).toBeLessThanOrEqual(8_000);
+    cache.delete('a');
+    cache.close();
+    expect(cache.totalBytes).toBe(0);
+  });
+
+  test('an entry evicted while making room for its own growth is not grown, and the budget stays exact', () => {
+    const shared = new SharedBudget(5_000, 10);
+    const cache = new AnswerCache<string>({ budget: shared, doorkeeper: new Doorkeeper(100) });
+    cache.set('only', 'v', 300); // 460 bytes with its key, the oldest entry, never read
+    for (let i = 0; i < 9; i++) cache.set(`other-${i}`, 'v', 340); // 500 bytes each: 4,960 in all
+    expect(cache.totalBytes).toBe(4_960);
+    // the room is made by evicting the oldest entry: the growing one itself
+    expect(cache.grow('only', 100)).toBe(false);
+    expect(cache.get('only')).toBeUndefined();
+    expect(cache.totalBytes).toBe(4_500);
+    cache.close();
+    expect(cache.totalBytes).toBe(0);
+    // everything given back: a full-size item fits again
+    expect(shared.reserve(5_000)).toBe(true);
+  });
+});
+
+describe('kept forms of a body', () => {
+  test('each form is made once and kept while its growth is granted; refused growth keeps nothing', () => {
+    const granted: number[] = [];
+    let allow = true;
+    const forms = new BodyForms((bytes) => {
+      if (allow) granted.push(bytes);
+      return allow;
+    });
+    const br = Buffer.from('br-bytes');
+    forms.keep('br', br);
+    forms.keep('br', Buffer.from('other'));
+    expect(forms.get('br')).toBe(br);
+    expect(granted).toHaveLength(1);
+    expect(granted[0]).toBeGreaterThan(br.length);
+    allow = false;
+    forms.keep('gzip', Buffer.from('gz'));
+    expect(forms.get('gzip')).toBeUndefined();
   });
 });
 

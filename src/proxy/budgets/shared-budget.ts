@@ -58,6 +58,19 @@ export class SharedBudget {
     return true;
   }
 
+  /**
+   * Room for `bytes` more of an item already held (it grew), made by evicting round robin; false
+   * when it cannot be made. The eviction may take that very item: the holder checks it still has it.
+   */
+  reserveMore(bytes: number): boolean {
+    if (bytes > this.maxBytes) return false;
+    while (this.used + bytes > this.maxBytes) {
+      if (!this.evictNext()) return false;
+    }
+    this.used += bytes;
+    return true;
+  }
+
   /** `items` items (one by default) of `bytes` in all forgotten. */
   release(bytes: number, items = 1): void {
     this.used -= bytes;

@@ -35,7 +35,7 @@ export class Doorkeeper {
 /** An entry, its size in bytes, and whether it was read since eviction last passed over it. */
 interface Slot<V> {
   readonly value: V;
-  readonly bytes: number;
+  bytes: number;
   referenced: boolean;
 }
 
@@ -98,6 +98,24 @@ export class AnswerCache<V> implements BudgetMember {
     if (!this.budget.reserve(bytes)) return;
     this.entries.set(key, { value, bytes, referenced: false });
     this.bytes += bytes;
+  }
+
+  /**
+   * Counts `extra` more bytes for the entry under `key` (something kept with its value, e.g. its
+   * compressed bytes), making room as `set` does; false, with nothing counted, when the entry is
+   * gone (also when making room took it) or would outgrow what one entry may hold.
+   */
+  grow(key: string, extra: number): boolean {
+    const slot = this.entries.get(key);
+    if (this.closed || slot === undefined || slot.bytes + extra > this.budget.maxBytes / 8) return false;
+    if (!this.budget.reserveMore(extra)) return false;
+    if (this.entries.get(key) !== slot) {
+      this.budget.release(extra, 0);
+      return false;
+    }
+    slot.bytes += extra;
+    this.bytes += extra;
+    return true;
   }
 
   /**

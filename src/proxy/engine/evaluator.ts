@@ -7,6 +7,7 @@ import { ownCopy } from '../context/build-context';
 import { canonicalContext } from '../context/canonical-context';
 import type { EvaluatedToggle, FastEvaluation, FeatureRepository } from '../upstream/feature-repository';
 import { AnswerCache } from './answer-cache';
+import { BodyForms } from './body-forms';
 import { clockWindow, combine, isDeterministic, type Determinism } from './determinism';
 import { bodyEtag, derivedEtag } from './etag';
 import { EvaluationMemory } from './evaluation-memory';
@@ -57,6 +58,8 @@ export type Reply =
       readonly etag: string;
       /** Gives the body's memory back for reuse: call once the body was written and is dropped. */
       readonly release?: () => void;
+      /** A kept body's other forms (its compressed bytes by encoding), kept with it. */
+      readonly forms?: BodyForms;
     }
   | { readonly notModified: true; readonly etag: string };
 
@@ -71,6 +74,8 @@ const rowBytes = (key: string, group: MemoGroup): number =>
 
 interface CachedAnswer {
   readonly body: Buffer;
+  /** Its other forms (compressed bytes), kept with it; absent for OFREP's flags, joined with more per request. */
+  readonly forms?: BodyForms;
   /** The outcomes it counts, once each, whenever it is served. */
   readonly usage: readonly Outcome[];
 }
@@ -335,7 +340,7 @@ export class Evaluator {
     const cached = state.cache.get(etag);
     if (cached) {
       state.usage.countAnswer(cached.usage);
-      return { notModified: false, body: cached.body, etag };
+      return { notModified: false, body: cached.body, etag, forms: cached.forms };
     }
     // Kept only on its second sighting: a first one (a new user) collects no usage list to keep.
     const keep = state.cache.admit(etag);
@@ -343,8 +348,11 @@ export class Evaluator {
     // A date passed while evaluating: this body belongs to no single window, validate it by itself.
     if (window !== undefined && clockWindow(state.plan.dateBoundaries, Date.now()) !== window)
       return this.withBodyEtag(body, undefined, release);
-    if (usage) state.cache.set(etag, { body, usage }, body.length + 8 * usage.length + 160);
-    return { notModified: false, body, etag, release };
+    if (usage === undefined) return { notModified: false, body, etag, release };
+    const cache = state.cache;
+    const forms = new BodyForms((bytes) => cache.grow(etag, bytes));
+    cache.set(etag, { body, usage, forms }, body.length + 8 * usage.length + 160);
+    return { notModified: false, body, etag, release, forms };
   }
 
   /**

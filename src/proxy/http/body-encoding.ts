@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import zlib from 'node:zlib';
 import Negotiator from 'negotiator';
+import type { BodyForms } from '../engine/body-forms';
 
 /** Bodies shorter than this are sent as they are (the `compression` middleware's threshold here). */
 export const COMPRESSION_THRESHOLD = 1024;
@@ -59,10 +60,20 @@ export function compressBody(body: Uint8Array, encoding: BodyEncoding): Buffer {
  * request (a 15 KB answer: ~990 µs of CPU with a browser's `Accept-Encoding` against ~70 µs
  * without; one call compresses it in ~70–140 µs). See docs/performance.md.
  */
-export function encodeBody(req: IncomingMessage, res: ServerResponse, body: Buffer): Buffer {
+export function encodeBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+  /** A kept body's compressed forms: read, or made once and kept (`engine/body-forms.ts`). */
+  forms?: BodyForms,
+): Buffer {
   if (body.length < COMPRESSION_THRESHOLD) return body;
   const encoding = negotiatedEncoding(req);
   if (encoding === undefined) return body;
   res.setHeader('Content-Encoding', encoding);
-  return compressBody(body, encoding);
+  const kept = forms?.get(encoding);
+  if (kept !== undefined) return kept;
+  const compressed = compressBody(body, encoding);
+  forms?.keep(encoding, compressed);
+  return compressed;
 }

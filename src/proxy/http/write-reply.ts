@@ -43,7 +43,7 @@ export function writeReply(
   res.setHeader('ETag', reply.etag);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
-  const sent = encodeBody(req, res, body);
+  const sent = encodeBody(req, res, body, reply.forms);
   res.setHeader('Content-Length', sent.length);
   res.statusCode = 200;
   if (reply.release) {
