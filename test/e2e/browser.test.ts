@@ -1,0 +1,182 @@
+/**
+ * A real browser: headless Chromium runs the real frontend SDK's browser build
+ * (`unleash-proxy-client`'s `main.min.js`) and OpenFeature's remote protocol by `fetch` against the
+ * proxy on a loopback socket. Chromium sends its own `Accept-Encoding`, so the answers it decodes are
+ * the Brotli bytes of `http/body-encoding.ts` (kept ones included); the test also checks, on the
+ * proxy's side, what Chromium asked for and what was sent.
+ *
+ * Chromium comes from Debian's `chromium` package, which `.ci/run` installs; without it (a developer
+ * machine) this suite says so and checks nothing, except under `CI=true`, where it fails.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { ProxyApp } from '../../src/proxy/app';
+import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
+import { TestUpstream, type FeaturesPayload } from '../support/upstream';
+
+const CHROMIUM = '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium && process.env.CI === 'true')
+  throw new Error(`${CHROMIUM} is missing: .ci/run installs it`);
+if (!haveChromium)
+  console.warn(`browser.test.ts: ${CHROMIUM} is not installed; the real-browser checks do not run`);
+const describeWithChromium = haveChromium ? describe : describe.skip;
+
+const NAMES = Array.from({ length: 150 }, (_, i) => `toggle-${String(i).padStart(3, '0')}`);
+
+/** 150 toggles; user-k has the toggles i with i % 5 === k enabled: an answer of several KB. */
+const payload: FeaturesPayload = {
+  version: 2,
+  features: NAMES.map((name, i) => ({
+    name,
+    enabled: true,
+    strategies: [{ name: 'userWithId', parameters: { userIds: `user-${i % 5}` } }],
+  })),
+};
+
+// the package's browser build (its `exports` name only the Node entry, in the same folder)
+const SDK = readFileSync(
+  path.join(path.dirname(require.resolve('unleash-proxy-client')), 'main.min.js'),
+  'utf8',
+);
+
+/** The page: the SDK for user-3 (started twice, so the second answer is a kept one), then OFREP's bulk answer. */
+function page(proxyUrl: string): string {
+  return `<!doctype html><html><body><script src="/sdk.js"></script><script>
+(async () => {
+  const result = {};
+  try {
+    for (const round of [1, 2]) {
+      const client = new unleash.UnleashClient({
+        url: '${proxyUrl}/proxy', clientKey: '${CLIENT_KEY}', appName: 'browser-' + round,
+        refreshInterval: 0, metricsInterval: 0, disableMetrics: true, context: { userId: 'user-3' },
+      });
+      await client.start();
+      result['sdk' + round] = client.getAllToggles().map((t) => t.name);
+      client.stop();
+    }
+    const flags = await fetch('${proxyUrl}/ofrep/v1/evaluate/flags', {
+      method: 'POST',
+      headers: { Authorization: '${CLIENT_KEY}', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ context: { targetingKey: 'user-4' } }),
+    });
+    const body = await flags.json();
+    result.ofrep = { status: flags.status, on: body.flags.filter((f) => f.value === true).map((f) => f.key) };
+  } catch (err) {
+    result.error = String(err);
+  }
+  await fetch('/result', { method: 'POST', body: JSON.stringify(result) });
+})();
+</script></body></html>`;
+}
+
+interface Seen {
+  path: string;
+  acceptEncoding: string | undefined;
+  status: number;
+  contentEncoding: string | undefined;
+}
+
+describeWithChromium('a real browser (headless Chromium)', () => {
+  const upstream = new TestUpstream(payload);
+  let app: ProxyApp;
+  let proxyServer: http.Server;
+  let pageServer: http.Server;
+  let chromium: ChildProcess | undefined;
+  let profile: string;
+  const seen: Seen[] = [];
+
+  beforeAll(async () => {
+    await upstream.start();
+    pageServer = http.createServer();
+    await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', () => resolve()));
+    const pageOrigin = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
+    app = await readyProxyFor(upstream, { cors: { origin: pageOrigin } });
+    proxyServer = http.createServer((req, res) => {
+      res.on('finish', () => {
+        if (req.method === 'OPTIONS') return;
+        const encoding = res.getHeader('content-encoding');
+        seen.push({
+          path: req.url ?? '',
+          acceptEncoding: req.headers['accept-encoding'],
+          status: res.statusCode,
+          contentEncoding: typeof encoding === 'string' ? encoding : undefined,
+        });
+      });
+      app(req, res);
+    });
+    await new Promise<void>((resolve) => proxyServer.listen(0, '127.0.0.1', () => resolve()));
+    profile = mkdtempSync(path.join(tmpdir(), 'flags-proxy-chromium-'));
+  });
+
+  afterAll(async () => {
+    chromium?.kill();
+    await new Promise<void>((resolve) => proxyServer.close(() => resolve()));
+    await new Promise<void>((resolve) => pageServer.close(() => resolve()));
+    await app.close();
+    await upstream.stop();
+    rmSync(profile, { recursive: true, force: true });
+  });
+
+  test('the frontend SDK and OFREP decode the compressed answers Chromium asked for', async () => {
+    const proxyUrl = `http://127.0.0.1:${(proxyServer.address() as AddressInfo).port}`;
+    const result = new Promise<Record<string, unknown>>((resolve) => {
+      pageServer.on('request', (req, res) => {
+        if (req.url === '/sdk.js') {
+          res.writeHead(200, { 'content-type': 'text/javascript' }).end(SDK);
+        } else if (req.url === '/result') {
+          let body = '';
+          req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+          req.on('end', () => {
+            res.end();
+            resolve(JSON.parse(body) as Record<string, unknown>);
+          });
+        } else {
+          res.writeHead(200, { 'content-type': 'text/html' }).end(page(proxyUrl));
+        }
+      });
+    });
+    const pageUrl = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}/`;
+    chromium = spawn(
+      CHROMIUM,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--remote-debugging-port=0',
+        `--user-data-dir=${profile}`,
+        pageUrl,
+      ],
+      { stdio: 'ignore' },
+    );
+    const answers = await result;
+
+    const expected = (user: number) => NAMES.filter((_, i) => i % 5 === user);
+    expect(answers.error).toBeUndefined();
+    expect(answers.sdk1).toEqual(expected(3));
+    expect(answers.sdk2).toEqual(expected(3));
+    expect(answers.ofrep).toEqual({ status: 200, on: expected(4) });
+
+    // what reached the proxy: Chromium's own Accept-Encoding, answered in Brotli every time
+    const answered = seen.filter((s) => s.path.startsWith('/proxy') || s.path.startsWith('/ofrep'));
+    expect(answered.map((s) => s.path.split('?')[0])).toEqual([
+      '/proxy',
+      '/proxy',
+      '/ofrep/v1/evaluate/flags',
+    ]);
+    for (const s of answered) {
+      expect(s.acceptEncoding).toMatch(/\bbr\b/);
+      expect(s.status).toBe(200);
+      expect(s.contentEncoding).toBe('br');
+    }
+  }, 60_000);
+});
