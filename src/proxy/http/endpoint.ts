@@ -28,7 +28,11 @@ export interface Call {
   scope: ScopeServing;
   /** The parsed JSON body of a POST (after the body step). */
   body: unknown;
-  /** Runs the response middleware of answers with a body (compression): call it before writing one. */
+  /**
+   * Runs the response middleware of answers with a body (the `compression` middleware): call it
+   * before writing one. The evaluation answers (`write-reply.ts`, OFREP's bulk answer) compress
+   * their own bodies instead (`body-encoding.ts`) and do not call it.
+   */
   bodyFollows(): void;
 }
 
