@@ -405,10 +405,12 @@ describe('kept forms of a body', () => {
       if (allow) granted.push(bytes);
       return allow;
     });
-    const br = Buffer.from('br-bytes');
+    // a slice of a larger buffer, as zlib often returns: kept as a copy of its own size
+    const br = Buffer.alloc(16_384, 7).subarray(100, 108);
     forms.keep('br', br);
     forms.keep('br', Buffer.from('other'));
-    expect(forms.get('br')).toBe(br);
+    expect(forms.get('br')?.equals(br)).toBe(true);
+    expect(forms.get('br')?.buffer.byteLength).toBe(8);
     expect(granted).toHaveLength(1);
     expect(granted[0]).toBeGreaterThan(br.length);
     allow = false;

@@ -17,8 +17,14 @@ export class BodyForms {
     return this.forms.get(name);
   }
 
-  keep(name: string, bytes: Buffer): void {
+  /**
+   * Keeps a copy of `bytes` in memory of its own: what zlib returns is often a slice of a larger
+   * buffer (16 KiB for a body of a few hundred bytes), which keeping would hold on to uncounted.
+   */
+  keep(name: string, bytes: Uint8Array): void {
     if (this.forms.has(name) || !this.grow(bytes.length + FORM_OVERHEAD)) return;
-    this.forms.set(name, bytes);
+    const own = Buffer.allocUnsafeSlow(bytes.length);
+    own.set(bytes);
+    this.forms.set(name, own);
   }
 }
