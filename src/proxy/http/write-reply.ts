@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { addVary, withVary } from '../../common/http/vary';
 import type { Reply } from '../engine/evaluator';
-import { encodeBody } from './body-encoding';
+import { sendBody } from './body-encoding';
 
 /** Browsers and SDKs may reuse a toggle list for two seconds, then revalidate with its ETag. */
 export const CACHE_CONTROL = 'public, max-age=2';
@@ -43,14 +43,5 @@ export function writeReply(
   res.setHeader('ETag', reply.etag);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
-  const sent = encodeBody(req, res, body, reply.forms);
-  res.setHeader('Content-Length', sent.length);
-  res.statusCode = 200;
-  if (reply.release) {
-    // its memory goes back for reuse once nothing reads it: compressed already, or written out
-    // (never on an abort)
-    if (sent !== body) reply.release();
-    else res.once('finish', reply.release);
-  }
-  res.end(sent);
+  sendBody(req, res, body, reply.release, reply.forms);
 }

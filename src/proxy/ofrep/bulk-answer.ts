@@ -4,7 +4,7 @@ import { etagMatches, weakEtag } from '../../common/http/etag';
 import { validHost } from '../../common/http/host';
 import { addVary } from '../../common/http/vary';
 import type { ContextLimits } from '../context/limits';
-import { encodeBody } from '../http/body-encoding';
+import { sendBody } from '../http/body-encoding';
 import { BodyBuffers } from '../engine/body-buffers';
 import { detailsFor } from '../engine/details';
 import { derivedEtagOf } from '../engine/etag';
@@ -144,16 +144,7 @@ export class OfrepBulk {
     }
     res.setHeader('ETag', etag);
     res.setHeader('Content-Type', CONTENT_TYPE);
-    const sent = encodeBody(req, res, body);
-    res.setHeader('Content-Length', String(sent.length));
-    res.statusCode = 200;
-    if (release) {
-      // the body's memory is reused once nothing reads it: compressed already, or written out
-      // (never on an abort)
-      if (sent !== body) release();
-      else res.once('finish', release);
-    }
-    res.end(sent);
+    sendBody(req, res, body, release);
   }
 }
 
