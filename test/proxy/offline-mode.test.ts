@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
 import { sampleFeatures } from '../support/fixtures';
-import { freePort } from '../support/listen';
+import { listeningPort } from '../support/listen';
 import { waitFor } from '../support/proxy';
 import { TestUpstream } from '../support/upstream';
 
@@ -17,6 +17,7 @@ jest.setTimeout(60_000);
 
 interface Running {
   child: ChildProcess;
+  /** The proxy's origin, known once it printed its start-up line (`started`). */
   url: string;
   output: () => string;
   exited: Promise<number | null>;
@@ -50,10 +51,10 @@ function writeDefinitions(file: string, content: unknown): void {
   renameSync(`${file}.tmp`, file);
 }
 
-async function launch(env: Record<string, string>, args: string[] = []): Promise<Running> {
-  const port = await freePort();
+/** Spawned on a port the kernel chooses (PORT=0): no other test's server can hold it first. */
+function launch(env: Record<string, string>, args: string[] = []): Running {
   const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', PORT: String(port), ...env },
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', PORT: '0', ...env },
     stdio: 'pipe',
   });
   children.push(child);
@@ -61,14 +62,17 @@ async function launch(env: Record<string, string>, args: string[] = []): Promise
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, url: `http://127.0.0.1:${port}`, output: () => output, exited };
+  return { child, url: '', output: () => output, exited };
 }
 
-/** Started and listening: the first answer of any kind. */
+/** Started and listening: its start-up line printed, then the first answer of any kind. */
 async function started(env: Record<string, string>, args: string[] = []): Promise<Running> {
-  const running = await launch(env, args);
+  const running = launch(env, args);
   await waitFor(async () => {
     if (running.child.exitCode !== null) throw new Error(`the proxy exited:\n${running.output()}`);
+    const port = listeningPort(running.output());
+    if (port === undefined) return false;
+    running.url = `http://127.0.0.1:${port}`;
     return fetch(`${running.url}/proxy/health`).then(
       () => true,
       () => false,
@@ -215,7 +219,7 @@ describe('offline mode from the environment alone (BOOTSTRAP_FILE without an ups
   });
 
   test('a file that cannot be served stops start-up naming it; no keys stops it naming the variables', async () => {
-    const missing = await launch({
+    const missing = launch({
       BOOTSTRAP_FILE: path.join(dir, 'absent.json'),
       FRONTEND_TOKENS: FRONTEND,
     });
@@ -226,12 +230,12 @@ describe('offline mode from the environment alone (BOOTSTRAP_FILE without an ups
 
     const broken = path.join(dir, 'broken.json');
     writeDefinitions(broken, '{"features": 3}');
-    const refused = await launch({ BOOTSTRAP_FILE: broken, FRONTEND_TOKENS: FRONTEND });
+    const refused = launch({ BOOTSTRAP_FILE: broken, FRONTEND_TOKENS: FRONTEND });
     expect(await refused.exited).toBe(1);
     expect(refused.output()).toContain('cannot be served');
 
     const { file } = clientFile();
-    const large = await launch({
+    const large = launch({
       BOOTSTRAP_FILE: file,
       FRONTEND_TOKENS: FRONTEND,
       FLAGS_MAX_STORED_DEFINITIONS_BYTES: '100',
@@ -241,7 +245,7 @@ describe('offline mode from the environment alone (BOOTSTRAP_FILE without an ups
       /above maxStoredDefinitionsBytes \(FLAGS_MAX_STORED_DEFINITIONS_BYTES\) = 100/,
     );
 
-    const keyless = await launch({ BOOTSTRAP_FILE: file });
+    const keyless = launch({ BOOTSTRAP_FILE: file });
     expect(await keyless.exited).toBe(1);
     expect(keyless.output()).toContain('Offline mode needs keys: FRONTEND_TOKENS');
     expect(keyless.output()).not.toContain('FLAGS_URL');
@@ -346,8 +350,12 @@ describe('a frontend SDK against offline mode', () => {
       storageProvider: new InMemoryStorageProvider(),
       context: { userId: 'alice' },
     });
+    // The SDK's own error events (an HTTP status it did not take), named in a failure
+    const clientErrors: unknown[] = [];
+    client.on('error', (error: unknown) => clientErrors.push(error));
     try {
       await client.start();
+      expect(clientErrors).toEqual([]);
       expect(client.isEnabled('checkout')).toBe(true);
       expect(client.getVariant('checkout')).toMatchObject({ name: 'blue', enabled: true });
       expect(client.isEnabled('banner')).toBe(false);
@@ -399,10 +407,10 @@ describe('the `flags-proxy offline` command', () => {
   });
 
   test('an unknown command or flag stops start-up with the usage line', async () => {
-    const unknown = await launch({}, ['serve']);
+    const unknown = launch({}, ['serve']);
     expect(await unknown.exited).toBe(1);
     expect(unknown.output()).toContain('Unknown command "serve"; usage: flags-proxy [offline');
-    const flag = await launch({}, ['offline', '--tokens', 'x']);
+    const flag = launch({}, ['offline', '--tokens', 'x']);
     expect(await flag.exited).toBe(1);
     expect(flag.output()).toContain('Unknown argument "--tokens"');
   });

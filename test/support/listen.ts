@@ -52,3 +52,14 @@ export async function freePort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+/**
+ * The port of a proxy's start-up line (`listening on port 41234`, an `info` line), once printed.
+ * The line comes after the port is bound, so an answer on that port is the process's own; a port
+ * chosen beforehand (`freePort`) can be taken by another test's server before the child binds it,
+ * and that server's answers would then be read as the proxy's.
+ */
+export function listeningPort(output: string): number | undefined {
+  const match = /listening on port (\d+)/.exec(output);
+  return match ? Number(match[1]) : undefined;
+}

@@ -68,7 +68,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     parse: p.port,
     default: 3000,
     defaultDoc: "`3000` (`3063` under Unleash Edge's names)",
-    doc: 'Port `start()` / `npm start` listens on (plain HTTP)',
+    doc: 'Port `start()` / `npm start` listens on (plain HTTP); 0 takes a free port, named in the start-up line (`info`)',
   },
   {
     key: 'workers',

@@ -1,5 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { ConfigError } from '../../common/config/resolve';
 import { readConfigFile } from '../../common/config/read-config-file';
@@ -14,6 +15,11 @@ function listenOn(server: Server, port: number): Promise<Server> {
       resolve(server);
     });
   });
+}
+
+/** The port a listening server holds: the one the kernel chose when asked for 0. */
+function boundPort(server: Server): number {
+  return (server.address() as AddressInfo).port;
 }
 
 /** The HTTPS listener's certificate and key, read and checked; undefined without TLS_ENABLE. */
@@ -35,7 +41,10 @@ export function servingCredentials(tls: TlsServing): { cert: Buffer; key: Buffer
 export interface Listening {
   /** Every server listening (plain HTTP first); each is closed on shutdown. */
   servers: Server[];
-  /** For the start-up line: `port 3063` or `port 3063 (HTTP) and 3043 (HTTPS)`. */
+  /**
+   * For the start-up line: `port 3063` or `port 3063 (HTTP) and 3043 (HTTPS)`, the ports held (with
+   * PORT=0, the one the kernel chose).
+   */
   description: string;
 }
 
@@ -53,7 +62,8 @@ export async function listenAll(
 ): Promise<Listening> {
   const credentials = servingCredentials(tls);
   if (credentials === undefined) {
-    return { servers: [await listenOn(createServer(listener), port)], description: `port ${port}` };
+    const server = await listenOn(createServer(listener), port);
+    return { servers: [server], description: `port ${boundPort(server)}` };
   }
   const secure: Server = createHttpsServer(credentials, listener);
   const plain = createServer(tls.redirectHttpToHttps ? httpsRedirect(tls.serverPort) : listener);
@@ -65,5 +75,6 @@ export async function listenAll(
     throw err;
   }
   const plainRole = tls.redirectHttpToHttps ? 'HTTP, redirecting to HTTPS' : 'HTTP';
-  return { servers, description: `port ${port} (${plainRole}) and ${tls.serverPort} (HTTPS)` };
+  const [http, https] = servers.map(boundPort);
+  return { servers, description: `port ${http} (${plainRole}) and ${https} (HTTPS)` };
 }
