@@ -3,7 +3,7 @@ import { silentLogger } from '../../src/common/logging/logger';
 import { parseConfig } from '../../src/proxy/config/parse-config';
 import { configProblems } from '../support/config-problems';
 import { sampleFeatures } from '../support/fixtures';
-import { freePort } from '../support/listen';
+import { childPort } from '../support/listen';
 import { assertBuilt, request, startProgram, waitForStatus, type Program } from '../support/program';
 import { TestUpstream } from '../support/upstream';
 
@@ -85,16 +85,16 @@ describe('ALLOW_LIST and DENY_LIST (the built program)', () => {
     await upstream.stop();
   });
 
+  /** Started on a port the kernel chooses (PORT=0), read from its listening socket. */
   async function start(env: Record<string, string>): Promise<string> {
-    const port = await freePort();
     program = startProgram({
       FLAGS_URL: upstream.url,
       FLAGS_API_TOKEN: upstream.token,
       FLAGS_PROXY_CLIENT_KEYS: KEY,
-      PORT: String(port),
+      PORT: '0',
       ...env,
     });
-    return `http://127.0.0.1:${port}`;
+    return `http://127.0.0.1:${await childPort(program.child, program.output)}`;
   }
 
   const asKey = { authorization: KEY };

@@ -2,7 +2,7 @@ import { silentLogger } from '../../src/common/logging/logger';
 import { parseConfig } from '../../src/proxy/config/parse-config';
 import { configProblems } from '../support/config-problems';
 import { sampleFeatures } from '../support/fixtures';
-import { freePort } from '../support/listen';
+import { childPort } from '../support/listen';
 import { assertBuilt, request, startProgram, waitForStatus, type Program } from '../support/program';
 import { waitFor } from '../support/proxy';
 import { TestUpstream, type CapturedRequest } from '../support/upstream';
@@ -71,17 +71,16 @@ describe('CUSTOM_CLIENT_HEADERS go with every upstream request (the built progra
     r.headers['x-gateway-key'] === GATEWAY_SECRET && r.headers['x-team'] === 'web:frontend';
 
   test('definitions, register, usage and token validation carry them; the upstream token still wins over a custom Authorization', async () => {
-    const port = await freePort();
     program = startProgram({
       FLAGS_URL: upstream.url,
       FLAGS_API_TOKEN: UPSTREAM_TOKEN,
       FLAGS_PROXY_CLIENT_KEYS: KEY,
-      PORT: String(port),
+      PORT: '0',
       FLAGS_METRICS_INTERVAL: '500',
       CUSTOM_CLIENT_HEADERS: `X-Gateway-Key: ${GATEWAY_SECRET},X-Team: web:frontend,Authorization: gateway-auth`,
       LOG_LEVEL: 'debug',
     });
-    const base = `http://127.0.0.1:${port}`;
+    const base = `http://127.0.0.1:${await childPort(program.child, program.output)}`;
     // Ready means the features fetch carried the upstream token, not the custom Authorization.
     await waitForStatus(program, `${base}/proxy`, 200, { headers: { authorization: KEY } });
     const features = upstream.featureRequests();

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { freePort } from './listen';
+import { listeningPortsOf } from './listen';
 import { waitFor } from './proxy';
 
 /** The built program, as `npm start` and the container run it (`npm run build` first). */
@@ -31,8 +31,11 @@ export interface BuiltProxyOptions {
 }
 
 /**
- * Starts the built proxy with exactly `env` (plus `PATH`, and `PORT` unless given: a free port),
- * and resolves once `livenessPath` answers 200.
+ * Starts the built proxy with exactly `env` (plus `PATH`, and `PORT` unless given: 0, the port the
+ * kernel chooses, read from the process's listening socket), and resolves once the process holds
+ * its port and `livenessPath` answers 200 there. A port chosen beforehand and released (a "free"
+ * port) could be taken by another test's server before the child binds it, and that server's
+ * answers read as the proxy's; this never asks a port the child does not hold.
  */
 export async function startBuiltProxy(
   env: Record<string, string>,
@@ -40,11 +43,11 @@ export async function startBuiltProxy(
 ): Promise<BuiltProxy> {
   const bin = options.bin ?? BUILT_PROXY;
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run npm run build (npm test does it first)`);
-  const port = env.PORT !== undefined ? Number(env.PORT) : await freePort();
+  const given = env.PORT !== undefined ? Number(env.PORT) : undefined;
   const command = [...(options.wrapper ?? []), process.execPath, bin];
   const child = spawn(command[0], command.slice(1), {
     cwd: options.cwd,
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), ...env },
+    env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
     stdio: 'pipe',
   });
   let output = '';
@@ -53,13 +56,19 @@ export async function startBuiltProxy(
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let exitCode: number | null | undefined;
   void exited.then((code) => (exitCode = code));
-  const origin = `http://127.0.0.1:${port}`;
-  const liveness = `${origin}${options.livenessPath ?? '/internal-backstage/health'}`;
+  let port = 0;
   try {
     await waitFor(async () => {
       if (exitCode !== undefined) throw new Error(`the proxy exited with ${String(exitCode)}:\n${output}`);
+      const held = child.pid === undefined ? [] : listeningPortsOf(child.pid);
+      if (given !== undefined) port = held.includes(given) ? given : 0;
+      else port = held.length === 1 ? held[0] : 0;
+      if (port === 0) return false;
       try {
-        return (await fetch(liveness)).status === 200;
+        return (
+          (await fetch(`http://127.0.0.1:${port}${options.livenessPath ?? '/internal-backstage/health'}`))
+            .status === 200
+        );
       } catch {
         return false;
       }
@@ -71,7 +80,7 @@ export async function startBuiltProxy(
   return {
     child,
     port,
-    origin,
+    origin: `http://127.0.0.1:${port}`,
     output: () => output,
     stop: async () => {
       if (exitCode === undefined) child.kill('SIGTERM');

@@ -1,3 +1,5 @@
+import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import http, { type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -62,4 +64,62 @@ export async function freePort(): Promise<number> {
 export function listeningPort(output: string): number | undefined {
   const match = /listening on port (\d+)/.exec(output);
   return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * The TCP ports process `pid` listens on now (Linux: its socket descriptors matched with the
+ * listening sockets of /proc/net/tcp and tcp6). Reading a child's port this way, after it bound
+ * PORT=0, leaves no window in which another test's server can take the port first.
+ */
+export function listeningPortsOf(pid: number): number[] {
+  const inodes = new Set<string>();
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return []; // gone
+  }
+  for (const fd of fds) {
+    try {
+      const socket = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (socket) inodes.add(socket[1]);
+    } catch {
+      // closed since the listing
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const columns = line.trim().split(/\s+/);
+      const [, local, , state, , , , , , inode] = columns;
+      // state 0A: LISTEN
+      if (columns.length >= 10 && state === '0A' && inodes.has(inode)) {
+        ports.add(parseInt(local.split(':')[1], 16));
+      }
+    }
+  }
+  return [...ports];
+}
+
+/**
+ * Waits until child process `child` listens on exactly one TCP port and gives it (started with
+ * PORT=0); fails when the process exits first, with `output()` in the message.
+ */
+export async function childPort(
+  child: ChildProcess,
+  output: () => string = () => '',
+  timeoutMs = 20_000,
+): Promise<number> {
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`the process did not start:\n${output()}`);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the process exited (${String(child.exitCode ?? child.signalCode)}):\n${output()}`);
+    const ports = listeningPortsOf(pid);
+    if (ports.length === 1) return ports[0];
+    if (ports.length > 1) throw new Error(`the process listens on ${ports.join(', ')}: give it PORT`);
+    if (Date.now() > deadline) throw new Error(`the process did not listen in ${timeoutMs} ms:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

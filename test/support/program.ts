@@ -5,6 +5,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { listeningPortsOf } from './listen';
 import { waitFor } from './proxy';
 
 /** The built program, started exactly as `npm start` does; `npm test` builds first (pretest). */
@@ -85,7 +86,11 @@ export function request(url: string, opts: RequestOptions = {}): Promise<Answer>
   });
 }
 
-/** Waits until `url` answers `status` (connection errors count as not yet), else says what the program printed. */
+/**
+ * Waits until `url` answers `status` (connection errors count as not yet), else says what the
+ * program printed. Only the program's own answers count: `url` is asked once the program listens
+ * on its port (another test's server may hold a port picked beforehand: the program then exits).
+ */
 export async function waitForStatus(
   program: Program,
   url: string,
@@ -93,8 +98,12 @@ export async function waitForStatus(
   opts: RequestOptions = {},
   timeoutMs = 20_000,
 ): Promise<void> {
+  const { child } = program;
+  const port = Number(new URL(url).port);
   try {
     await waitFor(async () => {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error('the program exited');
+      if (port > 0 && (child.pid === undefined || !listeningPortsOf(child.pid).includes(port))) return false;
       try {
         return (await request(url, opts)).status === status;
       } catch {
