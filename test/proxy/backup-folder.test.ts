@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { digestOf } from '../../src/proxy/backup/backup-record';
 import { sampleFeatures } from '../support/fixtures';
-import { freePort } from '../support/listen';
+import { childPort } from '../support/listen';
 import { waitFor } from '../support/proxy';
 import { TestUpstream } from '../support/upstream';
 
@@ -94,12 +94,11 @@ async function launch(
   { folder, upstreamUrl, children }: Setup,
   extra: Record<string, string> = {},
 ): Promise<Running> {
-  const port = await freePort();
   const child = spawn(process.execPath, [BIN], {
     env: {
       PATH: process.env.PATH ?? '',
       LOG_LEVEL: 'info',
-      PORT: String(port),
+      PORT: '0',
       FLAGS_URL: upstreamUrl,
       FLAGS_API_TOKEN: `${DEV_TOKEN},${PROD_TOKEN}`,
       FLAGS_PROXY_CLIENT_KEYS: `${DEV_KEY}@development,${PROD_KEY}@production`,
@@ -114,6 +113,8 @@ async function launch(
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // the port the kernel chose, once the child holds it
+  const port = await childPort(child, () => output);
   return { child, url: `http://127.0.0.1:${port}`, output: () => output, exited };
 }
 

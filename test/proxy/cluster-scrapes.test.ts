@@ -5,7 +5,7 @@ import path from 'node:path';
 import { sampleFeatures } from '../support/fixtures';
 import { waitFor } from '../support/proxy';
 import { TestUpstream } from '../support/upstream';
-import { freePort } from '../support/listen';
+import { childPort } from '../support/listen';
 
 // Prometheus scrapes are cheap with workers (README "Scaling out"): the primary aggregates once per
 // `prometheusCacheInterval` for every scrape, with one message listener however many scrapes wait.
@@ -37,7 +37,6 @@ afterEach(async () => {
 });
 
 async function startCluster(): Promise<number> {
-  const port = await freePort();
   output = '';
   child = spawn(process.execPath, [BIN], {
     env: {
@@ -45,7 +44,7 @@ async function startCluster(): Promise<number> {
       FLAGS_URL: upstream.url,
       FLAGS_API_TOKEN: upstream.token,
       FLAGS_PROXY_CLIENT_KEYS: KEY,
-      PORT: String(port),
+      PORT: '0',
       FLAGS_WORKERS: '2',
       FLAGS_METRICS_INTERVAL: '600000',
       LOG_LEVEL: 'warn',
@@ -54,6 +53,8 @@ async function startCluster(): Promise<number> {
   });
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  // the port the kernel chose, held by the primary and shared with the workers
+  const port = await childPort(child, () => output);
   // Every worker ready, not just the first to listen: a connection reaches only listening workers,
   // so a few good answers can all come from one while the other is still synchronising (and answers
   // 503). The aggregated scrape counts the workers that answered and takes the lowest readiness.

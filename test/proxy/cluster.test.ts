@@ -5,7 +5,7 @@ import path from 'node:path';
 import { sampleFeatures } from '../support/fixtures';
 import { waitFor } from '../support/proxy';
 import { TestUpstream, type CapturedRequest } from '../support/upstream';
-import { freePort } from '../support/listen';
+import { childPort } from '../support/listen';
 
 // Runs the built program exactly as `npm start` does; `npm test` builds first (pretest).
 const BIN = path.resolve(__dirname, '../../dist/src/bin/flags-proxy.js');
@@ -107,12 +107,13 @@ afterEach(async () => {
   await upstream.stop();
 });
 
-function startCluster(port: number, extra: Record<string, string> = {}): Run {
+/** Two workers on a port the kernel chooses (PORT=0), held by the primary: `childPort` reads it. */
+function startCluster(extra: Record<string, string> = {}): Run {
   proxy = run({
     FLAGS_URL: upstream.url,
     FLAGS_API_TOKEN: upstream.token,
     FLAGS_PROXY_CLIENT_KEYS: KEY,
-    PORT: String(port),
+    PORT: '0',
     FLAGS_WORKERS: '2',
     FLAGS_METRICS_INTERVAL: '600000',
     FLAGS_FETCH_INTERVAL: '500',
@@ -175,8 +176,8 @@ test('an unparseable FLAGS_REDIS_URL stops start-up naming the variable, never t
 });
 
 test('two workers share the port and both answer; Prometheus aggregates them; a killed worker is replaced', async () => {
-  const port = await freePort();
-  const running = startCluster(port);
+  const running = startCluster();
+  const port = await childPort(running.child, running.output);
   await bothWorkersReady(port);
 
   const metrics = await get(port, '/proxy/internal-backstage/prometheus');
@@ -216,8 +217,8 @@ const yesOf = (posted: CapturedRequest[], app: string, toggle: string) =>
     .reduce((sum, b) => sum + (b.bucket.toggles[toggle]?.yes ?? 0), 0);
 
 test('SIGTERM to the primary flushes the pending usage of every worker upstream, then exits 0', async () => {
-  const port = await freePort();
-  const running = startCluster(port);
+  const running = startCluster();
+  const port = await childPort(running.child, running.output);
   await bothWorkersReady(port);
 
   const evaluations = 20;

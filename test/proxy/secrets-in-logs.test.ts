@@ -4,7 +4,7 @@ import path from 'node:path';
 import { sampleFeatures } from '../support/fixtures';
 import { waitFor } from '../support/proxy';
 import { TestUpstream } from '../support/upstream';
-import { freePort } from '../support/listen';
+import { childPort } from '../support/listen';
 
 // The built program, run as a user runs it; everything it writes is captured.
 const BIN = path.resolve(__dirname, '../../dist/src/bin/flags-proxy.js');
@@ -70,7 +70,6 @@ async function runProxy(
   fault: Fault,
   level: 'debug' | 'default',
 ): Promise<string> {
-  const port = await freePort();
   const viaProxy = fault.startsWith('proxy');
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -86,7 +85,7 @@ async function runProxy(
       : withUserinfo('redis://127.0.0.1:1', 'default', secrets.redisPassword),
     FLAGS_FETCH_INTERVAL: '200',
     FLAGS_METRICS_INTERVAL: '0',
-    PORT: String(port),
+    PORT: '0',
     ...(viaProxy ? { HTTP_PROXY: withUserinfo('http://127.0.0.1:1', 'px', secrets.proxyPassword) } : {}),
     ...(level === 'debug' ? { LOG_LEVEL: 'debug' } : {}),
   };
@@ -96,6 +95,7 @@ async function runProxy(
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   try {
+    const port = await childPort(child, () => output);
     const expected = viaProxy
       ? ['upstream: ', 'unable to load bootstrap', 'Redis backup unavailable']
       : ['rejected the API token', 'unable to load bootstrap', 'Redis backup unavailable'];

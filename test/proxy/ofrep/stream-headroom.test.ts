@@ -5,7 +5,7 @@ import path from 'node:path';
 import { sampleFeatures } from '../../support/fixtures';
 import { waitFor } from '../../support/proxy';
 import { TestUpstream } from '../../support/upstream';
-import { freePort } from '../../support/listen';
+import { childPort } from '../../support/listen';
 
 // Change streams leave file descriptors for everything else (README "Change notifications"): the
 // stream limit is at most half the process's soft RLIMIT_NOFILE. Runs the built program under
@@ -65,19 +65,19 @@ function open(port: number, pathname: string): Promise<Answer> {
 }
 
 test('under ulimit -n 400, streams are refused with 503 before descriptors run out, and health and evaluation keep answering', async () => {
-  const port = await freePort();
   child = spawn('bash', ['-c', `ulimit -n 400; exec "${process.execPath}" "${BIN}"`], {
     env: {
       PATH: process.env.PATH ?? '',
       FLAGS_URL: upstream.url,
       FLAGS_API_TOKEN: upstream.token,
       FLAGS_PROXY_CLIENT_KEYS: KEY,
-      PORT: String(port),
+      PORT: '0',
       FLAGS_METRICS_INTERVAL: '600000',
       LOG_LEVEL: 'warn',
     },
     stdio: 'ignore',
   });
+  const port = await childPort(child);
   await waitFor(async () => {
     try {
       return (await open(port, '/proxy/health')).status === 200;
