@@ -167,31 +167,10 @@ describe('definitions fuzzing', () => {
       };
 
       /**
-       * True when the SDK reports a toggle object of the set as malformed (its `validateFeature`:
-       * `strategies` not a list, `variants` given and not a list, `enabled` not a boolean): it counts
-       * as a fetch error, yet the SDK stores the set all the same.
-       */
-      const reportsMalformed = (payload: FeaturesPayload): boolean => {
-        const features: unknown = (payload as { features?: unknown }).features;
-        return (
-          Array.isArray(features) &&
-          features.some((f: unknown) => {
-            if (typeof f !== 'object' || f === null) return false;
-            const { strategies, variants, enabled } = f as Record<string, unknown>;
-            return (
-              !Array.isArray(strategies) ||
-              (Boolean(variants) && !Array.isArray(variants)) ||
-              typeof enabled !== 'boolean'
-            );
-          })
-        );
-      };
-
-      /**
        * Serves a definitions set and waits until the proxy has taken it, or refused the answer. A
-       * fetch error alone does not end the wait, nor mean a refusal when it is the SDK's report of a
-       * malformed toggle (`reportsMalformed`): the SDK reports it while it validates a set, then
-       * stores that set. Such a set may also be no change (a malformed toggle shadowed by a later one
+       * fetch error alone does not end the wait. A toggle the SDK's validation reports (`strategies`
+       * or `variants` not a list, `enabled` not a boolean) is no fetch error: the SDK stores the set
+       * all the same. Such a set may also be no change (a malformed toggle shadowed by a later one
        * of the same name, which the SDK keeps), and then makes no new revision.
        */
       const serve = async (payload: FeaturesPayload): Promise<'accepted' | 'refused'> => {
@@ -206,9 +185,7 @@ describe('definitions fuzzing', () => {
             handled(),
           5000,
         );
-        const refused =
-          stats.definitionsRefused !== definitionsRefused ||
-          (stats.fetchErrors !== fetchErrors && !reportsMalformed(payload));
+        const refused = stats.definitionsRefused !== definitionsRefused || stats.fetchErrors !== fetchErrors;
         return proxy.features.revision !== revision || !refused ? 'accepted' : 'refused';
       };
 

@@ -228,6 +228,50 @@ describe('definitions the SDK evaluates are data', () => {
     expect(errors[0].msg).toMatch(/^quarantined: .*"false-segment".*segment 77\)\.constraints/);
   });
 
+  test("toggles the SDK's validation reports (enabled not a boolean, variants not a list) are served as the SDK evaluates them, with a warning and no fetch error", async () => {
+    const reported: Json[] = [
+      { name: 'enabled-as-text', enabled: 'yes', strategies: [{ name: 'default', parameters: {} }] },
+      {
+        name: 'variants-as-object',
+        enabled: true,
+        strategies: [{ name: 'default', parameters: {} }],
+        variants: { name: 'a', weight: 1000 },
+      },
+    ];
+    const payload = sampleFeatures();
+    payload.features.push(...reported);
+    const upstream = await upstreamWith(payload);
+    const logger = capturingLogger();
+    const app = track(
+      await readyProxyFor(upstream, { logger, refreshInterval: 50, enableAllEndpoint: true }),
+    );
+    const url = await servers.listen(app);
+    // several polls of the same answer
+    const polls = upstream.featureRequests().length;
+    await waitFor(() => upstream.featureRequests().length >= polls + 3, 8000);
+    const all = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
+    expect(all.status).toBe(200);
+    type Listed = { name: string; enabled: boolean; variant: { name: string; enabled: boolean } };
+    const listed = ((await all.json()) as { toggles: Listed[] }).toggles;
+    const sdk = referenceSdk(payload, { appName: 'flags-proxy', environment: 'default' });
+    for (const { name } of reported) {
+      const expected = sdk(name as string, { userId: 'u1', remoteAddress: '127.0.0.1' });
+      if (expected === 'threw') throw new Error(`the SDK throws on ${String(name)}`);
+      expect(listed.find((t) => t.name === name)).toMatchObject({
+        enabled: expected.enabled,
+        variant: { name: expected.variant.name, enabled: expected.variant.enabled },
+      });
+    }
+    expect(app.features.stats.fetchErrors).toBe(0);
+    const metrics = await fetch(`${url}/proxy/internal-backstage/prometheus`, {
+      headers: { authorization: CLIENT_KEY },
+    });
+    expect(await metrics.text()).toMatch(/^flags_proxy_upstream_fetch_errors_total 0$/m);
+    const warnings = logger.lines.filter((l) => l.level === 'warn').map((l) => l.msg);
+    expect(warnings.some((m) => m.includes('feature.enabled should be'))).toBe(true);
+    expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+  });
+
   test('a toggle that would make evaluation throw is quarantined alone: disabled, OFREP GENERAL, logged once naming the field, counted', async () => {
     const upstream = await upstreamWith(sampleWith(OVERRIDE_WITH_NULL));
     const logger = capturingLogger();

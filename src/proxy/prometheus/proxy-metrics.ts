@@ -75,7 +75,7 @@ export class ProxyMetrics {
     });
     new Counter({
       name: 'flags_proxy_upstream_fetch_errors_total',
-      help: 'Failed or rejected fetches of flag definitions from the upstream since start',
+      help: 'Failed or rejected fetches of flag definitions from the upstream since start (not the SDK reporting one malformed toggle of an answer it stores)',
       registers,
       collect() {
         this.reset();

@@ -44,6 +44,13 @@ export interface UnleashRepositoryOptions {
   source?: DefinitionsSource;
 }
 
+/**
+ * What `unleash-client` 6 reports while it validates a toggle of an answer it stores all the same
+ * (`Repository.validateFeature`: `strategies` not a list, `variants` not a list, `enabled` not a
+ * boolean).
+ */
+const SDK_TOGGLE_REPORT = /^Unleash Repository error: feature\.(strategies|variants|enabled) should be /;
+
 /** The SDK needs a URL; a repository fed by a source never requests it. */
 const NO_UPSTREAM_URL = 'http://offline.invalid/api/';
 
@@ -246,7 +253,10 @@ export class UnleashFeatureRepository implements FeatureRepository {
         this.stats.fetchErrors += 1;
         return; // logged at error level by onRejected
       }
-      if (message.startsWith('Unleash Repository error')) this.stats.fetchErrors += 1;
+      // A toggle the SDK's validation reports (a fetch it still stored, the toggle quarantined or
+      // evaluated as the SDK does) is no failed fetch: only the warning.
+      if (message.startsWith('Unleash Repository error') && !SDK_TOGGLE_REPORT.test(message))
+        this.stats.fetchErrors += 1;
       this.upstreamWarnings.warn(
         message.replace(/^Unleash (Repository|Metrics) error: /, 'upstream: '),
         message,
