@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { sampleFeatures } from '../support/fixtures';
+import { listeningPortsOf } from '../support/listen';
 import { waitFor } from '../support/proxy';
 import { TestUpstream } from '../support/upstream';
 
@@ -83,6 +84,8 @@ test('serves on PORT from environment variables and flushes usage metrics on SIG
   try {
     let body: { toggles: Array<{ name: string }> } | undefined;
     await waitFor(async () => {
+      // only the program's own answers: another test's server may hold a port picked beforehand
+      if (child.pid === undefined || !listeningPortsOf(child.pid).includes(port)) return false;
       try {
         const res = await fetch(`http://127.0.0.1:${port}/proxy?userId=alice`, {
           headers: { Authorization: 'key-b' },
@@ -128,6 +131,8 @@ test("starts with only the reference Unleash proxy's environment and serves /pro
   try {
     let body: { toggles: Array<{ name: string }> } | undefined;
     await waitFor(async () => {
+      // only the program's own answers: another test's server may hold a port picked beforehand
+      if (child.pid === undefined || !listeningPortsOf(child.pid).includes(port)) return false;
       try {
         const res = await fetch(`http://127.0.0.1:${port}/proxy?userId=alice`, {
           headers: { Authorization: 'ref-key-b' },
@@ -205,6 +210,8 @@ describe("client keys: required under the specification's names, optional under 
     try {
       let body: { toggles: Array<{ name: string }> } | undefined;
       await waitFor(async () => {
+        // only the program's own answers: another test's server may hold a port picked beforehand
+        if (child.pid === undefined || !listeningPortsOf(child.pid).includes(port)) return false;
         try {
           const res = await fetch(`http://127.0.0.1:${port}/api/frontend?userId=alice`, {
             headers: { Authorization: FRONTEND_TOKEN },
@@ -246,6 +253,8 @@ test('on SIGTERM the change streams of every environment are ended and the proce
   });
   try {
     await waitFor(async () => {
+      // only the program's own answers: another test's server may hold a port picked beforehand
+      if (child.pid === undefined || !listeningPortsOf(child.pid).includes(port)) return false;
       try {
         const res = await fetch(`http://127.0.0.1:${port}/proxy`, { headers: { Authorization: 'prod-key' } });
         return res.status === 200;
@@ -281,7 +290,10 @@ test('on SIGTERM the change streams of every environment are ended and the proce
   }
 }, 30_000);
 
-/** A port free right now on loopback (the built program is given a port, it cannot report one). */
+/**
+ * A port free right now on loopback, for the tests that give the program its port (PORT is read);
+ * an answer counts once the program holds it (`listeningPortsOf`).
+ */
 async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
