@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
 import { sampleFeatures } from '../support/fixtures';
-import { listeningPort } from '../support/listen';
+import { childPort } from '../support/listen';
 import { waitFor } from '../support/proxy';
 import { TestUpstream } from '../support/upstream';
 
@@ -17,7 +17,7 @@ jest.setTimeout(60_000);
 
 interface Running {
   child: ChildProcess;
-  /** The proxy's origin, known once it printed its start-up line (`started`). */
+  /** The proxy's origin, known once it listens (`started`). */
   url: string;
   output: () => string;
   exited: Promise<number | null>;
@@ -65,19 +65,18 @@ function launch(env: Record<string, string>, args: string[] = []): Running {
   return { child, url: '', output: () => output, exited };
 }
 
-/** Started and listening: its start-up line printed, then the first answer of any kind. */
+/** Started and listening on the port it holds (PORT=0), then the first answer of any kind. */
 async function started(env: Record<string, string>, args: string[] = []): Promise<Running> {
   const running = launch(env, args);
-  await waitFor(async () => {
-    if (running.child.exitCode !== null) throw new Error(`the proxy exited:\n${running.output()}`);
-    const port = listeningPort(running.output());
-    if (port === undefined) return false;
-    running.url = `http://127.0.0.1:${port}`;
-    return fetch(`${running.url}/proxy/health`).then(
-      () => true,
-      () => false,
-    );
-  }, 20_000);
+  running.url = `http://127.0.0.1:${await childPort(running.child, running.output)}`;
+  await waitFor(
+    async () =>
+      fetch(`${running.url}/proxy/health`).then(
+        () => true,
+        () => false,
+      ),
+    20_000,
+  );
   return running;
 }
 

@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { sampleFeatures } from '../support/fixtures';
-import { listeningPortsOf } from '../support/listen';
+import { childPort, listeningPortsOf } from '../support/listen';
 import { waitFor } from '../support/proxy';
 import { TestUpstream } from '../support/upstream';
 
@@ -68,6 +68,31 @@ test('exits 1 without the value when a client key is also a server-side SDK toke
   expect(stderr).toContain('flags-proxy: cannot start: A value of clientKeys (FLAGS_PROXY_CLIENT_KEYS)');
   expect(stderr).toContain('EXP_SERVER_SIDE_SDK_CONFIG_TOKENS');
   expect(stdout + stderr).not.toContain(shared);
+});
+
+test('PORT=0 takes a port the kernel chooses, and the start-up line names it', async () => {
+  const upstream = await new TestUpstream(sampleFeatures()).start();
+  const { child, exited } = run({
+    FLAGS_URL: upstream.url,
+    FLAGS_API_TOKEN: upstream.token,
+    FLAGS_PROXY_CLIENT_KEYS: 'key-a',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  try {
+    const port = await childPort(child, () => output);
+    expect(port).toBeGreaterThan(0);
+    await waitFor(() => output.includes('listening on'), 15_000);
+    expect(output).toMatch(new RegExp(`listening on port ${port}, endpoints under /proxy`));
+    // the port named is the one serving
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/proxy/health`)).status === 200, 15_000);
+  } finally {
+    child.kill('SIGKILL');
+    await exited;
+    await upstream.stop();
+  }
 });
 
 test('serves on PORT from environment variables and flushes usage metrics on SIGTERM', async () => {

@@ -56,17 +56,6 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * The port of a proxy's start-up line (`listening on port 41234`, an `info` line), once printed.
- * The line comes after the port is bound, so an answer on that port is the process's own; a port
- * chosen beforehand (`freePort`) can be taken by another test's server before the child binds it,
- * and that server's answers would then be read as the proxy's.
- */
-export function listeningPort(output: string): number | undefined {
-  const match = /listening on port (\d+)/.exec(output);
-  return match ? Number(match[1]) : undefined;
-}
-
-/**
  * The TCP ports process `pid` listens on now (Linux: its socket descriptors matched with the
  * listening sockets of /proc/net/tcp and tcp6). Reading a child's port this way, after it bound
  * PORT=0, leaves no window in which another test's server can take the port first.
