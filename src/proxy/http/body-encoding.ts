@@ -13,12 +13,13 @@ const SUPPORTED = ['br', 'gzip', 'deflate', 'identity'];
 const PREFERRED = ['br', 'gzip'];
 /**
  * Compression settings for answers made per request (docs/performance.md measures them): Brotli at
- * quality 2 and zlib at level 1 instead of the `compression` middleware's defaults (Brotli 4, zlib
- * 6). The bench's browser row, interleaved: 287–318 → 195–222 µs per request at 200 flags,
- * 1,021–1,235 → 743–1,006 at 2,000; the answers stay 4–7 % of the JSON (148 KB as 6.5 KB instead
- * of 5.1 KB, 15 KB as 956 B instead of 792 B).
+ * quality 1 and zlib at level 1 instead of the `compression` middleware's defaults (Brotli 4, zlib
+ * 6). The bench's browser row, interleaved: quality 4 → 2 took 287–318 → 195–222 µs per request at
+ * 200 flags and 1,021–1,235 → 743–1,006 at 2,000; 2 → 1 took 426–430 → 276–379 and 2,107–3,054 →
+ * 1,238–2,713 on a slower host. A 148 KB answer is 6.4 KB at quality 1 (6.5 at 2, 5.1 at 4), a
+ * 15 KB one 1,064 B (956 at 2, 792 at 4): one packet either way.
  */
-const BROTLI_QUALITY = 2;
+const BROTLI_QUALITY = 1;
 const ZLIB_LEVEL = 1;
 
 /**
