@@ -104,19 +104,8 @@ const NOTHING_KEPT = { maxBytes: 0, maxEntries: 0, maxSeen: 1 };
 export const FAILED = -2;
 
 /**
- * One toggle of a walk over every toggle (`Evaluator.everyToggle`, `one`): its outcome for the context (undefined
- * for an uncompiled toggle, which the caller evaluates) and, when it was asked for, the strategy
- * definition that enabled it.
- */
-export type ToggleVisit = (
-  toggle: CompiledToggle,
-  outcome: Outcome | undefined,
-  decided: StrategyTransportInterface | undefined,
-) => void;
-
-/**
  * An answer listing every toggle in another shape than `/proxy`'s (OFREP's flags), written by the
- * same answer loop (`Evaluator.everyToggle`) with the shape's own bytes for each toggle.
+ * same answer loop (`Evaluator.everyToggle`; `one` for a single toggle) with the shape's own bytes for each toggle.
  */
 export interface AnswerShape {
   /**
@@ -430,41 +419,32 @@ export class Evaluator {
   }
 
   /**
-   * `everyToggle` for one named toggle, counted as an answer naming only it is (OFREP's single flag): its
-   * outcome handed to `visit` (with the strategy that enabled it when `decider` asks for it; an
-   * uncompiled toggle without an outcome, for the caller to evaluate). False, with nothing handed,
-   * for a name the definitions lack or while the SDK's full evaluation must run.
+   * `everyToggle` for one named toggle, counted as an answer naming only it is (OFREP's single
+   * flag): its entry in `shape`, evaluated with the strategy that enabled it when the shape says
+   * its entry depends on that, or left to the shape for an uncompiled toggle. Undefined, with
+   * nothing evaluated, for a name the definitions lack or while the SDK's full evaluation must run.
    */
-  one(
-    prepared: Prepared,
-    name: string,
-    decider: (toggle: CompiledToggle) => boolean,
-    visit: ToggleVisit,
-  ): boolean {
+  one(prepared: Prepared, name: string, shape: AnswerShape): Buffer | undefined {
     const fresh = this.refresh(prepared);
     const fast = this.features.fast?.();
-    if (!fast || fresh.revision === -1) return false;
+    if (!fast || fresh.revision === -1) return undefined;
     const state = this.revisionState(fast);
     const toggle = state.plan.byName.get(name);
-    if (toggle === undefined) return false;
+    if (toggle === undefined) return undefined;
     const { enhanced, window } = fresh;
     state.scope.begin(enhanced);
     if (toggle.constant) {
       if (toggle.constant.id !== QUARANTINED) state.usage.count(toggle.constant);
-      visit(toggle, toggle.constant, undefined);
-    } else if (toggle.uncompiled) visit(toggle, undefined, undefined);
-    else if (decider(toggle)) {
-      const { outcome, decided } = this.decide(fast, state, toggle, enhanced);
-      visit(toggle, outcome, decided);
-    } else {
-      const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
-      visit(
-        toggle,
-        asOutcome(state.plan, this.evaluateToggle(fast, state, toggle, enhanced, window, keys)),
-        undefined,
-      );
+      return shape.entry(toggle, toggle.constant, undefined);
     }
-    return true;
+    if (toggle.uncompiled) return shape.uncompiled(toggle);
+    if (shape.entries(state.plan).decided[toggle.index] === 1) {
+      const { outcome, decided } = this.decide(fast, state, toggle, enhanced);
+      return shape.entry(toggle, outcome, decided);
+    }
+    const keys = new MemoKeys(state.plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
+    const evaluated = this.evaluateToggle(fast, state, toggle, enhanced, window, keys);
+    return shape.entry(toggle, asOutcome(state.plan, evaluated), undefined);
   }
 
   /**

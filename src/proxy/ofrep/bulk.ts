@@ -7,7 +7,6 @@ import {
   type Evaluator,
   type Prepared,
   type ShapedAnswer,
-  type ToggleVisit,
 } from '../engine/evaluator';
 import type { CompiledToggle, Outcome, Plan } from '../engine/plan';
 import type { OutcomeTable } from '../engine/outcome-table';
@@ -257,14 +256,8 @@ export function singleFlag(
   context: Context,
   name: string,
 ): FlagEntry | undefined {
-  let answer: Buffer | undefined;
-  const shape = new OfrepShape(features, context);
-  const decider = (toggle: CompiledToggle) =>
-    isDecided(revisionOf(toggle.interned).factsOf(features, toggle), toggle);
-  const visit: ToggleVisit = (toggle, outcome, decided) => {
-    answer = outcome === undefined ? shape.uncompiled(toggle) : shape.entry(toggle, outcome, decided);
-  };
-  if (!evaluator.one(prepared, name, decider, visit) || answer === undefined) return undefined;
+  const answer = evaluator.one(prepared, name, new OfrepShape(features, context));
+  if (answer === undefined) return undefined;
   return { body: answer, status: failureStatus.get(answer) ?? 200 };
 }
 
