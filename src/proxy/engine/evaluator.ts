@@ -137,6 +137,9 @@ export interface ShapedAnswer {
   readonly bytes: number;
 }
 
+/** What a kept answer costs the answer budget: its bytes, its usage list, the entry itself. */
+const keptBytes = (body: Buffer, usage: readonly Outcome[]): number => body.length + 8 * usage.length + 160;
+
 /** Names the definitions do not have: answered disabled with the fallback variant, never counted. */
 function unknownEntry(name: string): Buffer {
   return toggleEntry(disabledToggle(name, false));
@@ -340,7 +343,7 @@ export class Evaluator {
     if (usage === undefined) return { notModified: false, body, etag, release };
     const cache = state.cache;
     const forms = new BodyForms((bytes) => cache.grow(etag, bytes));
-    cache.set(etag, { body, usage, forms }, body.length + 8 * usage.length + 160);
+    cache.set(etag, { body, usage, forms }, keptBytes(body, usage));
     return { notModified: false, body, etag, release, forms };
   }
 
@@ -414,7 +417,7 @@ export class Evaluator {
     )
       return { entries, bytes };
     const body = joinEntries(NOTHING, entries, NOTHING, undefined, bytes);
-    state.cache.set(key as string, { body, usage }, body.length + 8 * usage.length + 160);
+    state.cache.set(key as string, { body, usage }, keptBytes(body, usage));
     return { entries: [body], bytes: body.length };
   }
 
