@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ProxyApp } from '../../src/proxy/app';
 import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
-import { TestUpstream, type FeaturesPayload } from '../support/upstream';
+import { togglesByUser } from '../support/fixtures';
+import { TestUpstream } from '../support/upstream';
 
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
@@ -29,14 +30,7 @@ const describeWithChromium = haveChromium ? describe : describe.skip;
 const NAMES = Array.from({ length: 150 }, (_, i) => `toggle-${String(i).padStart(3, '0')}`);
 
 /** 150 toggles; user-k has the toggles i with i % 5 === k enabled: an answer of several KB. */
-const payload: FeaturesPayload = {
-  version: 2,
-  features: NAMES.map((name, i) => ({
-    name,
-    enabled: true,
-    strategies: [{ name: 'userWithId', parameters: { userIds: `user-${i % 5}` } }],
-  })),
-};
+const payload = togglesByUser(NAMES.length, 5);
 
 // the package's browser build (its `exports` name only the Node entry, in the same folder)
 const SDK = readFileSync(

@@ -8,7 +8,8 @@ import request from 'supertest';
 import type { ProxyApp } from '../../src/proxy/app';
 import { BodyBuffers } from '../../src/proxy/engine/body-buffers';
 import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
-import { TestUpstream, type FeaturesPayload } from '../support/upstream';
+import { togglesByUser } from '../support/fixtures';
+import { TestUpstream } from '../support/upstream';
 
 describe('body buffers', () => {
   test('memory given back is reused for the next body of its size class; memory not given back never is', () => {
@@ -38,14 +39,7 @@ describe('body buffers', () => {
 });
 
 /** 300 toggles; user-k has exactly the toggles i with i % 10 === k enabled. */
-const payload: FeaturesPayload = {
-  version: 2,
-  features: Array.from({ length: 300 }, (_, i) => ({
-    name: `toggle-${String(i).padStart(3, '0')}`,
-    enabled: true,
-    strategies: [{ name: 'userWithId', parameters: { userIds: `user-${i % 10}` } }],
-  })),
-};
+const payload = togglesByUser(300, 10);
 
 describe('answers written from reused memory', () => {
   const upstream = new TestUpstream(payload);

@@ -11,17 +11,11 @@ import compression from 'compression';
 import type { ProxyApp } from '../../src/proxy/app';
 import { COMPRESSION_THRESHOLD } from '../../src/proxy/http/body-encoding';
 import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
-import { TestUpstream, type FeaturesPayload } from '../support/upstream';
+import { togglesByUser } from '../support/fixtures';
+import { TestUpstream } from '../support/upstream';
 
 /** 60 toggles, each on for user-{i % 3}: a list of several KB. */
-const payload: FeaturesPayload = {
-  version: 2,
-  features: Array.from({ length: 60 }, (_, i) => ({
-    name: `toggle-${String(i).padStart(2, '0')}`,
-    enabled: true,
-    strategies: [{ name: 'userWithId', parameters: { userIds: `user-${i % 3}` } }],
-  })),
-};
+const payload = togglesByUser(60, 3, 2);
 
 const ACCEPT_ENCODINGS = [
   undefined,

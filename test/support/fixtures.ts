@@ -93,3 +93,18 @@ export function sampleFeatures(): FeaturesPayload {
     ],
   };
 }
+
+/**
+ * `count` toggles named `toggle-000`… (`digits` wide), each on for one user: user-k has exactly the
+ * toggles i with i % `users` === k, so an answer's size and content follow from the user asked.
+ */
+export function togglesByUser(count: number, users: number, digits = 3): FeaturesPayload {
+  return {
+    version: 2,
+    features: Array.from({ length: count }, (_, i) => ({
+      name: `toggle-${String(i).padStart(digits, '0')}`,
+      enabled: true,
+      strategies: [{ name: 'userWithId', parameters: { userIds: `user-${i % users}` } }],
+    })),
+  };
+}
