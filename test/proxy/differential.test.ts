@@ -284,6 +284,11 @@ type Selection = { kind: 'enabled' } | { kind: 'all' } | { kind: 'named'; names:
 
 interface Step {
   context: number;
+  /**
+   * 0: the context as drawn; n > 0: with user `n` instead (userId and sessionId): a new user whose
+   * other fields were seen before, answered from the template of those fields once they were seen twice.
+   */
+  user: number;
   selection: Selection;
   revalidate: boolean;
 }
@@ -300,7 +305,12 @@ const selectionArb: fc.Arbitrary<Selection> = fc.oneof(
 );
 
 const stepsArb: fc.Arbitrary<Step[]> = fc.array(
-  fc.record({ context: fc.nat({ max: 2 }), selection: selectionArb, revalidate: fc.boolean() }),
+  fc.record({
+    context: fc.nat({ max: 2 }),
+    user: fc.nat({ max: 6 }),
+    selection: selectionArb,
+    revalidate: fc.boolean(),
+  }),
   { minLength: 10, maxLength: 40 },
 );
 
@@ -427,7 +437,9 @@ async function runScenario(features: Feature[], contexts: ClientContext[], steps
     for (const step of steps) {
       // GET /proxy (the fast lane) for half of the enabled-only requests, POST (Express) otherwise
       const viaGet = step.selection.kind === 'enabled' && step.context !== 1;
-      const client = contexts[step.context];
+      const drawn = contexts[step.context];
+      const client: ClientContext =
+        step.user === 0 ? drawn : { ...drawn, userId: `u${step.user}`, sessionId: `s${step.user}` };
       // a query string carries UTF-8: a lone surrogate arrives as U+FFFD
       const context = proxyContext(viaGet ? wellFormed(client) : client);
       const names = step.selection.kind === 'named' ? [...new Set(step.selection.names)] : sortedNames;

@@ -136,3 +136,59 @@ test('evaluators sharing one memory share one memo budget: a full one takes rows
   expect(memory.memo.bytes).toBeLessThanOrEqual(2 * ROW + 50);
   expect(memory.memo.size).toBe(1);
 });
+
+test("a new user's answer for fields seen twice comes from their template, held in the memo budget", async () => {
+  const { repository, evaluations } = counted(app.features);
+  const memory = new EvaluationMemory({ ...DEFAULT_BUDGETS, memoBytes: 10_000 });
+  const evaluator = new Evaluator(repository, silentLogger, memory);
+  // what the answers must be: the same evaluator without any memo
+  const reference = new Evaluator(
+    app.features,
+    silentLogger,
+    new EvaluationMemory({ ...DEFAULT_BUDGETS, memoBytes: 0 }),
+  );
+  let user = 0;
+  const ask = (plan: string) => {
+    const before = evaluations();
+    user += 1;
+    const context = { userId: `u${user}`, properties: { plan } };
+    const reply = evaluator.reply({ kind: 'all' }, context, undefined);
+    const expected = reference.reply({ kind: 'all' }, context, undefined);
+    if (reply.notModified || expected.notModified) throw new Error('a new user is never answered 304');
+    expect(reply.body.toString()).toBe(expected.body.toString());
+    return evaluations() - before;
+  };
+  expect(ask('p1')).toBe(2);
+  expect(memory.memo.size).toBe(1); // p1's row
+  expect(ask('p1')).toBe(0);
+  expect(memory.memo.size).toBe(2); // and, on the second sighting, p1's template
+  const template = memory.memo.bytes - ROW;
+  expect(template).toBeGreaterThan(ROW);
+  expect(ask('p1')).toBe(0);
+  expect(ask('p2')).toBe(2);
+  expect(ask('p2')).toBe(0);
+  expect(memory.memo.size).toBe(4);
+  // closed, the evaluator gives its rows and templates back
+  evaluator.close();
+  expect(memory.memo.bytes).toBe(0);
+  expect(memory.memo.size).toBe(0);
+
+  // a budget with room for one template and two rows: templates and rows give way in turn, within it
+  const tight = new EvaluationMemory({ ...DEFAULT_BUDGETS, memoBytes: template + 2 * ROW });
+  const small = new Evaluator(counted(app.features).repository, silentLogger, tight);
+  for (let round = 0; round < 3; round++)
+    for (const plan of ['p1', 'p2', 'p3']) {
+      for (let i = 0; i < 3; i++) {
+        user += 1;
+        const context = { userId: `u${user}`, properties: { plan } };
+        const reply = small.reply({ kind: 'all' }, context, undefined);
+        const expected = reference.reply({ kind: 'all' }, context, undefined);
+        if (reply.notModified || expected.notModified) throw new Error('a new user is never answered 304');
+        expect(reply.body.toString()).toBe(expected.body.toString());
+        expect(tight.memo.bytes).toBeLessThanOrEqual(template + 2 * ROW);
+      }
+    }
+  expect(tight.memo.size).toBeGreaterThan(0);
+  small.close();
+  reference.close();
+});

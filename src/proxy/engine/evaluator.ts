@@ -27,6 +27,7 @@ import {
 import { disabledToggle, joinEntries, toEvaluatedToggle, toggleEntry, toggleListBody } from './toggle-json';
 import { UsageTally } from './usage-tally';
 import { CONSTANT, REMEMBERED } from './toggle-steps';
+import { AnswerTemplates, templateBytes, templateSignature, type AnswerTemplate } from './answer-templates';
 import { RequestScope } from './compiled/scope';
 
 /** Which toggles a request asks for. */
@@ -89,9 +90,15 @@ interface RevisionState {
   readonly usage: UsageTally;
   /** What the engine's compiled toggles share within one request (`compiled/scope.ts`). */
   readonly scope: RequestScope;
+  /** Bytes and items this revision holds in the memo budget: its memo rows and its answer templates. */
   memoBytes: number;
   memoRows: number;
-  /** The memo group that gives up its oldest row next when the budget is reached. */
+  /** The answers' user-independent parts (`answer-templates.ts`), held in the memo budget with the rows. */
+  readonly templates: AnswerTemplates;
+  /**
+   * The memo group that gives up its oldest row next when the budget is reached; the templates'
+   * turn when it equals the number of groups.
+   */
   evictAt: number;
   /** This revision's memo as a holder of the app's memo budget. */
   readonly memoMember: BudgetMember;
@@ -108,6 +115,8 @@ export const FAILED = -2;
  * same answer loop (`Evaluator.everyToggle`; `one` for a single toggle) with the shape's own bytes for each toggle.
  */
 export interface AnswerShape {
+  /** Names the shape in the signatures of answer templates (`answer-templates.ts`). */
+  readonly kind: string;
   /**
    * The shape's entries of a revision (kept by the shape, per revision): by interned outcome id,
    * filled by `entry` as outcomes are first seen; and, by toggle index, 1 for a toggle whose entry
@@ -190,6 +199,18 @@ class MemoKeys {
     const row = this.groups[group].memo.get(key);
     this.rows[group] = row;
     return row;
+  }
+
+  /** Every group's key for the context (undefined for a group not remembered for it), in group order. */
+  all(): (string | undefined)[] {
+    const keys: (string | undefined)[] = [];
+    for (let group = 0; group < this.groups.length; group++) keys.push(this.ofGroup(group));
+    return keys;
+  }
+
+  /** The group's row for its key as the memo holds it now (not the request's first look). */
+  currentRow(group: number, key: string): MemoRow | undefined {
+    return this.groups[group].memo.get(key);
   }
 
   /** Notes a row made for the group's key during this request. */
@@ -531,6 +552,7 @@ export class Evaluator {
       scope: new RequestScope(plan.checks),
       memoBytes: 0,
       memoRows: 0,
+      templates: new AnswerTemplates(),
       evictAt: 0,
       memoMember: { evictOne: () => this.forgetOne(state) },
     };
@@ -549,6 +571,7 @@ export class Evaluator {
     this.memory.memo.leave(state.memoMember);
     // its rows go with its plan
     this.memory.memo.release(state.memoBytes, state.memoRows);
+    state.templates.clear();
     state.memoBytes = 0;
     state.memoRows = 0;
   }
@@ -615,7 +638,8 @@ export class Evaluator {
   /**
    * The answer loop of every answer listing toggles: each toggle of `order` evaluated once (or
    * remembered, or constant), counted, and its entry added to `entries`: `/proxy`'s entry, or with
-   * a `shape`, that shape's (`AnswerShape`).
+   * a `shape`, that shape's (`AnswerShape`). An answer listing every toggle whose context's memo
+   * keys were seen before is written from their template instead (`fromTemplate`).
    */
   private evaluateInto(
     entries: Buffer[],
@@ -635,92 +659,237 @@ export class Evaluator {
     const { kind: kinds, group: groups, slot: slots, constantId } = steps;
     const shaped = shape?.entries(plan);
     const indices = order.indices;
-    let bytes = 0;
-    const counted: Outcome[] = [];
     const keys = new MemoKeys(plan.groups, enhanced, window, this.memory.budgets.memoKeyMaxLength);
     state.scope.begin(enhanced);
-    let cacheable = true;
-    // Per toggle, compact arrays decide (`toggle-steps.ts`, `outcome-table.ts`); a toggle's and an
-    // outcome's objects are read only to evaluate it, or for an outcome that is not interned.
-    for (let k = 0; k < indices.length; k++) {
-      const i = indices[k];
-      if (i < 0) {
-        const unknown = unknownEntry(order.unknown[-i - 1]);
-        entries.push(unknown);
-        bytes += unknown.length;
-        continue;
-      }
-      let id = -1;
-      let outcome: Outcome | undefined;
-      const kind = kinds[i];
-      if (kind === CONSTANT) {
-        id = constantId[i];
-        if (id < 0) outcome = toggles[i].constant;
-        if (!countConstantsOnce && id !== QUARANTINED) {
-          if (id >= 0) tally.countId(id);
-          else if (outcome) tally.count(outcome);
-          if (collect) counted.push(outcome ?? table.list[id]);
+    const gathered: Gathered = { bytes: 0, counted: [], cacheable: true };
+    // an answer listing every toggle: from the template of the context's memo keys when there is one
+    const signature =
+      selection.kind === 'named'
+        ? undefined
+        : templateSignature(`${shape?.kind ?? 'proxy'} ${selection.kind}`, keys.all());
+    const template = signature === undefined ? undefined : state.templates.get(signature);
+    if (template !== undefined) {
+      this.fromTemplate(
+        entries,
+        gathered,
+        fast,
+        state,
+        template,
+        onlyEnabled,
+        enhanced,
+        window,
+        keys,
+        collect,
+        shape,
+      );
+      tally.countAnswer(template.usage);
+    } else {
+      // Per toggle, compact arrays decide (`toggle-steps.ts`, `outcome-table.ts`); a toggle's and an
+      // outcome's objects are read only to evaluate it, or for an outcome that is not interned.
+      for (let k = 0; k < indices.length; k++) {
+        const i = indices[k];
+        if (i < 0) {
+          const unknown = unknownEntry(order.unknown[-i - 1]);
+          entries.push(unknown);
+          gathered.bytes += unknown.length;
+          continue;
         }
-      } else if (shaped !== undefined && shaped.decided[i] === 1) {
-        // the shape's entry depends on more than the outcome: evaluated here with the strategy that
-        // enabled it, or by the shape itself
-        const toggle = toggles[i];
-        let entry: Buffer;
-        if (toggle.uncompiled) {
-          entry = (shape as AnswerShape).uncompiled(toggle);
-          cacheable = false;
+        let id = -1;
+        let outcome: Outcome | undefined;
+        const kind = kinds[i];
+        if (kind === CONSTANT) {
+          id = constantId[i];
+          if (id < 0) outcome = toggles[i].constant;
+          if (!countConstantsOnce && id !== QUARANTINED) {
+            if (id >= 0) tally.countId(id);
+            else if (outcome) tally.count(outcome);
+            if (collect) gathered.counted.push(outcome ?? table.list[id]);
+          }
+        } else if (shape !== undefined && shaped !== undefined && shaped.decided[i] === 1) {
+          const entry = this.decidedEntry(fast, state, toggles[i], enhanced, shape, gathered, collect);
+          entries.push(entry);
+          gathered.bytes += entry.length;
+          continue;
         } else {
-          const decision = this.decide(fast, state, toggle, enhanced);
-          if (decision.outcome.id === FAILED) cacheable = false;
-          else if (collect) counted.push(decision.outcome);
-          entry = (shape as AnswerShape).entry(toggle, decision.outcome, decision.decided);
-        }
-        entries.push(entry);
-        bytes += entry.length;
-        continue;
-      } else {
-        if (kind === REMEMBERED) {
-          const group = groups[i];
-          const key = keys.ofGroup(group);
-          if (key !== undefined) id = keys.rowOf(group, key)?.[slots[i]] ?? -1;
-          if (id >= 0) {
-            tally.countId(id);
-            if (collect) counted.push(table.list[id]);
+          if (kind === REMEMBERED) {
+            const group = groups[i];
+            const key = keys.ofGroup(group);
+            if (key !== undefined) id = keys.rowOf(group, key)?.[slots[i]] ?? -1;
+            if (id >= 0) {
+              tally.countId(id);
+              if (collect) gathered.counted.push(table.list[id]);
+            }
+          }
+          if (id < 0) {
+            const evaluated = this.evaluated(
+              fast,
+              state,
+              toggles[i],
+              enhanced,
+              window,
+              keys,
+              gathered,
+              collect,
+            );
+            if (typeof evaluated === 'number') id = evaluated;
+            else outcome = evaluated;
           }
         }
-        if (id < 0) {
-          const evaluated = this.evaluateToggle(fast, state, toggles[i], enhanced, window, keys);
-          if (typeof evaluated === 'number') {
-            id = evaluated;
-            if (collect) counted.push(table.list[id]);
-          } else {
-            outcome = evaluated;
-            if (evaluated.id === FAILED) cacheable = false;
-            else if (collect) counted.push(evaluated);
-          }
-        }
+        putEntry(entries, gathered, plan, i, id, outcome, onlyEnabled, shape, shaped?.byId);
       }
-      if (shaped !== undefined) {
-        // another shape: its entry of the interned outcome, made once per revision
-        let entry = outcome === undefined ? shaped.byId[id] : undefined;
-        entry ??= (shape as AnswerShape).entry(toggles[i], outcome ?? table.list[id], undefined);
-        entries.push(entry);
-        bytes += entry.length;
-      } else if (outcome === undefined) {
-        if (!onlyEnabled || table.enabled[id] === 1) {
-          entries.push(table.entries[id]);
-          bytes += table.sizes[id];
-        }
-      } else if (!onlyEnabled || outcome.enabled) {
-        entries.push(outcome.entry);
-        bytes += outcome.entry.length;
-      }
+      // the memo now holds this context's remembered results: on a second sighting, its template is made
+      if (signature !== undefined && state.templates.admit(signature))
+        this.keepTemplate(state, signature, indices, onlyEnabled, keys, shape);
     }
     if (countConstantsOnce) tally.countAnswer(state.constants);
     // A toggle that failed is not counted: such an answer is not kept, its usage would be wrong.
+    const { bytes, counted, cacheable } = gathered;
     const usage =
       !collect || !cacheable ? undefined : countConstantsOnce ? state.constants.concat(counted) : counted;
     return { bytes, usage };
+  }
+
+  /**
+   * The answer loop of an answer listing every toggle, from a template (`answer-templates.ts`):
+   * its runs copied, the toggles between them evaluated (or remembered) as `evaluateInto` does.
+   * The runs' remembered outcomes are counted by the caller, once each.
+   */
+  private fromTemplate(
+    entries: Buffer[],
+    gathered: Gathered,
+    fast: FastEvaluation,
+    state: RevisionState,
+    template: AnswerTemplate,
+    onlyEnabled: boolean,
+    enhanced: Context,
+    window: string | undefined,
+    keys: MemoKeys,
+    collect: boolean,
+    shape: AnswerShape | undefined,
+  ): void {
+    const { plan } = state;
+    const { toggles } = plan;
+    const shaped = shape?.entries(plan);
+    const { evaluated, runs } = template;
+    if (collect) gathered.counted.push(...template.usage);
+    for (let j = 0; ; j++) {
+      const run = runs[j];
+      if (run.length > 0) {
+        entries.push(run);
+        gathered.bytes += run.length;
+      }
+      if (j === evaluated.length) return;
+      const i = evaluated[j];
+      if (shape !== undefined && shaped !== undefined && shaped.decided[i] === 1) {
+        const entry = this.decidedEntry(fast, state, toggles[i], enhanced, shape, gathered, collect);
+        entries.push(entry);
+        gathered.bytes += entry.length;
+        continue;
+      }
+      const result = this.evaluated(fast, state, toggles[i], enhanced, window, keys, gathered, collect);
+      if (typeof result === 'number')
+        putEntry(entries, gathered, plan, i, result, undefined, onlyEnabled, shape, shaped?.byId);
+      else putEntry(entries, gathered, plan, i, -1, result, onlyEnabled, shape, shaped?.byId);
+    }
+  }
+
+  /**
+   * Makes and keeps the template of a signature from what the memo holds now: constant toggles and
+   * remembered ones whose row for the context's key has their outcome go into runs (with a shape,
+   * its entries; a toggle the shape evaluates with its deciding strategy is evaluated per request);
+   * every other toggle is evaluated per request. Kept within the memo budget (nothing kept when it
+   * does not fit).
+   */
+  private keepTemplate(
+    state: RevisionState,
+    signature: string,
+    indices: ArrayLike<number>,
+    onlyEnabled: boolean,
+    keys: MemoKeys,
+    shape: AnswerShape | undefined,
+  ): void {
+    if (this.closed || state !== this.state) return;
+    const { plan, templates } = state;
+    const { toggles, steps, table } = plan;
+    const shaped = shape?.entries(plan);
+    const evaluated: number[] = [];
+    const runs: Buffer[] = [];
+    const usage: Outcome[] = [];
+    let run: Buffer[] = [];
+    for (let k = 0; k < indices.length; k++) {
+      const i = indices[k];
+      let outcome: Outcome | undefined;
+      const kind = steps.kind[i];
+      if (kind === CONSTANT) outcome = toggles[i].constant;
+      else if (kind === REMEMBERED && shaped?.decided[i] !== 1) {
+        const group = steps.group[i];
+        const key = keys.ofGroup(group);
+        const id = key === undefined ? -1 : (keys.currentRow(group, key)?.[steps.slot[i]] ?? -1);
+        if (id >= 0) {
+          outcome = table.list[id];
+          usage.push(outcome);
+        }
+      }
+      if (outcome === undefined) {
+        evaluated.push(i);
+        runs.push(joinEntries(NOTHING, run, NOTHING));
+        run = [];
+      } else if (shape !== undefined) {
+        run.push(
+          (outcome.id >= 0 ? shaped?.byId[outcome.id] : undefined) ??
+            shape.entry(toggles[i], outcome, undefined),
+        );
+      } else if (!onlyEnabled || outcome.enabled) run.push(outcome.entry);
+    }
+    runs.push(joinEntries(NOTHING, run, NOTHING));
+    const bytes = templateBytes(signature, runs, evaluated.length, usage.length);
+    if (!templates.hasRoom) this.forgetTemplate(state);
+    if (!this.memory.memo.reserve(bytes)) return;
+    templates.set(signature, { evaluated: Int32Array.from(evaluated), runs, usage, bytes });
+    state.memoBytes += bytes;
+    state.memoRows += 1;
+  }
+
+  /**
+   * A toggle the shape writes with the strategy that enabled it (`AnswerShape.entries`' `decided`):
+   * evaluated with it (never from the memo), or written by the shape alone when not compiled.
+   */
+  private decidedEntry(
+    fast: FastEvaluation,
+    state: RevisionState,
+    toggle: CompiledToggle,
+    enhanced: Context,
+    shape: AnswerShape,
+    gathered: Gathered,
+    collect: boolean,
+  ): Buffer {
+    if (toggle.uncompiled) {
+      gathered.cacheable = false;
+      return shape.uncompiled(toggle);
+    }
+    const decision = this.decide(fast, state, toggle, enhanced);
+    if (decision.outcome.id === FAILED) gathered.cacheable = false;
+    else if (collect) gathered.counted.push(decision.outcome);
+    return shape.entry(toggle, decision.outcome, decision.decided);
+  }
+
+  /** `evaluateToggle`, with what it gave noted in `gathered` (counted, or not cacheable when it failed). */
+  private evaluated(
+    fast: FastEvaluation,
+    state: RevisionState,
+    toggle: CompiledToggle,
+    enhanced: Context,
+    window: string | undefined,
+    keys: MemoKeys,
+    gathered: Gathered,
+    collect: boolean,
+  ): number | Outcome {
+    const result = this.evaluateToggle(fast, state, toggle, enhanced, window, keys);
+    if (typeof result === 'number') {
+      if (collect) gathered.counted.push(state.plan.table.list[result]);
+    } else if (result.id === FAILED) gathered.cacheable = false;
+    else if (collect) gathered.counted.push(result);
+    return result;
   }
 
   /**
@@ -807,12 +976,28 @@ export class Evaluator {
     row[toggle.slot] = id;
   }
 
-  /** Forgets the oldest row of the next group that has one; false when none has. */
+  /** Forgets the revision's oldest answer template; false when it keeps none. */
+  private forgetTemplate(state: RevisionState): boolean {
+    const bytes = state.templates.forgetOldest();
+    if (bytes === 0) return false;
+    state.memoBytes -= bytes;
+    state.memoRows -= 1;
+    this.memory.memo.release(bytes);
+    return true;
+  }
+
+  /** Forgets the oldest row of the next group that has one, or the oldest template; false when there is none. */
   private forgetOne(state: RevisionState): boolean {
     const groups = state.plan.groups;
-    for (let seen = 0; seen < groups.length; seen++) {
-      const group = groups[state.evictAt];
-      state.evictAt = (state.evictAt + 1) % groups.length;
+    // the groups in turn, then the templates
+    for (let seen = 0; seen <= groups.length; seen++) {
+      const at = state.evictAt;
+      state.evictAt = (state.evictAt + 1) % (groups.length + 1);
+      if (at === groups.length) {
+        if (this.forgetTemplate(state)) return true;
+        continue;
+      }
+      const group = groups[at];
       const oldest = group.memo.keys().next();
       if (!oldest.done) {
         group.memo.delete(oldest.value);
@@ -858,6 +1043,49 @@ export class Evaluator {
       if (selection.kind !== 'enabled' || toggle.enabled) toggles.push(toggle);
     }
     return JSON.stringify({ toggles });
+  }
+}
+
+/** What an answer loop gathers besides its entries. */
+interface Gathered {
+  /** The entries' total length. */
+  bytes: number;
+  /** With `collect`, the outcomes counted one by one (to keep the answer with). */
+  readonly counted: Outcome[];
+  /** False once a toggle failed or was written by its shape alone: such an answer is not kept. */
+  cacheable: boolean;
+}
+
+/**
+ * Adds toggle `i`'s entry for its outcome (the interned outcome `id`, or `outcome` when not
+ * interned) to `entries`: with a shape, the shape's entry (read by id when made before); else
+ * `/proxy`'s, unless only enabled toggles are listed and it is disabled.
+ */
+function putEntry(
+  entries: Buffer[],
+  gathered: Gathered,
+  plan: Plan,
+  i: number,
+  id: number,
+  outcome: Outcome | undefined,
+  onlyEnabled: boolean,
+  shape: AnswerShape | undefined,
+  byId: readonly (Buffer | undefined)[] | undefined,
+): void {
+  const table = plan.table;
+  if (shape !== undefined) {
+    let entry = outcome === undefined ? byId?.[id] : undefined;
+    entry ??= shape.entry(plan.toggles[i], outcome ?? table.list[id], undefined);
+    entries.push(entry);
+    gathered.bytes += entry.length;
+  } else if (outcome === undefined) {
+    if (!onlyEnabled || table.enabled[id] === 1) {
+      entries.push(table.entries[id]);
+      gathered.bytes += table.sizes[id];
+    }
+  } else if (!onlyEnabled || outcome.enabled) {
+    entries.push(outcome.entry);
+    gathered.bytes += outcome.entry.length;
   }
 }
 

@@ -195,6 +195,7 @@ function isDecided(facts: ToggleFacts, toggle: CompiledToggle): boolean {
  * depends on it; an uncompiled toggle, or one without a definition, through `details.ts`.
  */
 class OfrepShape implements AnswerShape {
+  readonly kind = 'ofrep';
   private single: ReturnType<typeof detailsFor> | undefined;
 
   constructor(
