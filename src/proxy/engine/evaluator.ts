@@ -29,6 +29,7 @@ import { UsageTally } from './usage-tally';
 import { CONSTANT, REMEMBERED } from './toggle-steps';
 import { AnswerTemplates, templateBytes, templateSignature, type AnswerTemplate } from './answer-templates';
 import { RequestScope } from './compiled/scope';
+import { FlatToggles, NOT_FLAT } from './compiled/flat';
 
 /** Which toggles a request asks for. */
 export type Selection = { kind: 'enabled' } | { kind: 'all' } | { kind: 'named'; names: readonly string[] };
@@ -90,6 +91,8 @@ interface RevisionState {
   readonly usage: UsageTally;
   /** What the engine's compiled toggles share within one request (`compiled/scope.ts`). */
   readonly scope: RequestScope;
+  /** The compiled toggles the answer loop evaluates from typed arrays (`compiled/flat.ts`). */
+  readonly flat: FlatToggles;
   /** Bytes and items this revision holds in the memo budget: its memo rows and its answer templates. */
   memoBytes: number;
   memoRows: number;
@@ -550,6 +553,7 @@ export class Evaluator {
       // a closed evaluator (a dropped view answering a request in flight) keeps nothing
       cache: new AnswerCache(this.closed ? NOTHING_KEPT : this.memory.answers),
       scope: new RequestScope(plan.checks),
+      flat: new FlatToggles(plan.toggles),
       memoBytes: 0,
       memoRows: 0,
       templates: new AnswerTemplates(),
@@ -721,16 +725,7 @@ export class Evaluator {
             }
           }
           if (id < 0) {
-            const evaluated = this.evaluated(
-              fast,
-              state,
-              toggles[i],
-              enhanced,
-              window,
-              keys,
-              gathered,
-              collect,
-            );
+            const evaluated = this.evaluatedAt(fast, state, i, enhanced, window, keys, gathered, collect);
             if (typeof evaluated === 'number') id = evaluated;
             else outcome = evaluated;
           }
@@ -786,7 +781,7 @@ export class Evaluator {
         gathered.bytes += entry.length;
         continue;
       }
-      const result = this.evaluated(fast, state, toggles[i], enhanced, window, keys, gathered, collect);
+      const result = this.evaluatedAt(fast, state, i, enhanced, window, keys, gathered, collect);
       if (typeof result === 'number')
         putEntry(entries, gathered, plan, i, result, undefined, onlyEnabled, shape, shaped?.byId);
       else putEntry(entries, gathered, plan, i, -1, result, onlyEnabled, shape, shaped?.byId);
@@ -871,6 +866,41 @@ export class Evaluator {
     if (decision.outcome.id === FAILED) gathered.cacheable = false;
     else if (collect) gathered.counted.push(decision.outcome);
     return shape.entry(toggle, decision.outcome, decision.decided);
+  }
+
+  /**
+   * Toggle `i` evaluated (or remembered): from its flat layout when it has one that answers
+   * (`compiled/flat.ts`: counted as `evaluateToggle` counts), else by `evaluated`, whose outcome
+   * ids the layout learns.
+   */
+  private evaluatedAt(
+    fast: FastEvaluation,
+    state: RevisionState,
+    i: number,
+    enhanced: Context,
+    window: string | undefined,
+    keys: MemoKeys,
+    gathered: Gathered,
+    collect: boolean,
+  ): number | Outcome {
+    const { flat, plan } = state;
+    if (!flat.has(i))
+      return this.evaluated(fast, state, plan.toggles[i], enhanced, window, keys, gathered, collect);
+    let id = NOT_FLAT;
+    try {
+      id = flat.outcome(i, state.scope);
+    } catch {
+      // the toggle's object evaluates it again, and answers the failure as it does
+      id = NOT_FLAT;
+    }
+    if (id >= 0) {
+      state.usage.countId(id);
+      if (collect) gathered.counted.push(plan.table.list[id]);
+      return id;
+    }
+    const result = this.evaluated(fast, state, plan.toggles[i], enhanced, window, keys, gathered, collect);
+    flat.learn(plan.toggles[i]);
+    return result;
   }
 
   /** `evaluateToggle`, with what it gave noted in `gathered` (counted, or not cacheable when it failed). */

@@ -142,20 +142,46 @@ export function hashAfter(prefix: HashPrefix, key: PreparedKey): number {
  * doubles.
  */
 export function normalizedAfter(prefix: HashPrefix, key: PreparedKey, normalizer: number): number {
-  const h = mixAfter(prefix, key);
+  return normalizedAfterState(prefix.h1, prefix.tail, prefix.tailLength, prefix.length, key, normalizer);
+}
+
+/** The hash of `hashAfter` as a signed 32-bit integer (the same bits). */
+function mixAfter(prefix: HashPrefix, key: PreparedKey): number {
+  return mixAfterState(prefix.h1, prefix.tail, prefix.tailLength, prefix.length, key);
+}
+
+/**
+ * `normalizedAfter` from a prefix's state given field by field (`HashPrefix`), for callers that keep
+ * prefixes in typed arrays (`engine/compiled/flat.ts`).
+ */
+export function normalizedAfterState(
+  h1: number,
+  tail: number,
+  tailLength: number,
+  length: number,
+  key: PreparedKey,
+  normalizer: number,
+): number {
+  const h = mixAfterState(h1, tail, tailLength, length, key);
   if ((normalizer | 0) === normalizer && normalizer > 0 && normalizer <= 0x40000000)
     // h as unsigned is 2 * (h >>> 1) + (h & 1); every step stays below 2^31
     return ((((h >>> 1) % normalizer) * 2 + (h & 1)) % normalizer) + 1;
   return ((h >>> 0) % normalizer) + 1;
 }
 
-/** The hash of `hashAfter` as a signed 32-bit integer (the same bits). */
-function mixAfter(prefix: HashPrefix, key: PreparedKey): number {
-  const aligned = key.at(prefix.tailLength);
-  let h1 = prefix.h1;
-  if (prefix.tailLength > 0) {
-    const block = prefix.tail | (aligned.head << (8 * prefix.tailLength));
-    if (prefix.tailLength + aligned.headLength === 4) h1 = mixBlock(h1, block);
+/** `mixAfter` from the prefix's fields. */
+function mixAfterState(
+  prefixH1: number,
+  prefixTail: number,
+  prefixTailLength: number,
+  prefixLength: number,
+  key: PreparedKey,
+): number {
+  const aligned = key.at(prefixTailLength);
+  let h1 = prefixH1;
+  if (prefixTailLength > 0) {
+    const block = prefixTail | (aligned.head << (8 * prefixTailLength));
+    if (prefixTailLength + aligned.headLength === 4) h1 = mixBlock(h1, block);
     else h1 ^= scramble(block);
   }
   const blocks = aligned.blocks;
@@ -164,7 +190,7 @@ function mixAfter(prefix: HashPrefix, key: PreparedKey): number {
     h1 = (Math.imul((h << 13) | (h >>> 19), 5) + 0xe6546b64) | 0;
   }
   if (aligned.tailLength > 0) h1 ^= aligned.tail;
-  h1 ^= prefix.length + key.key.length;
+  h1 ^= prefixLength + key.key.length;
   h1 ^= h1 >>> 16;
   h1 = Math.imul(h1, 0x85ebca6b);
   h1 ^= h1 >>> 13;

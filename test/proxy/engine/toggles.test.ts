@@ -4,7 +4,8 @@
  * variant enabled, payload) for random definitions (parameters at their edges, constraints,
  * segments, strategy and feature variants with weights, overrides and stickiness) and random
  * contexts. Chance is pinned (`Math.random` answers one drawn number for both) so random
- * strategies and seeds are compared too.
+ * strategies and seeds are compared too. The answer loop's flat layout of a toggle
+ * (`compiled/flat.ts`) answers what the compiled toggle answers whenever it answers at all.
  */
 import { hostname } from 'node:os';
 import fc from 'fast-check';
@@ -12,7 +13,9 @@ import type { Context } from 'unleash-client';
 import { Checks } from '../../../src/proxy/engine/compiled/checks';
 import { RequestScope } from '../../../src/proxy/engine/compiled/scope';
 import { compileFeature, type CompileSources } from '../../../src/proxy/engine/compiled/toggle';
-import { answerSlot } from '../../../src/proxy/engine/compiled/variants';
+import { answerSlot, DISABLED_SLOT, ENABLED_SLOT } from '../../../src/proxy/engine/compiled/variants';
+import { FlatToggles } from '../../../src/proxy/engine/compiled/flat';
+import type { CompiledToggle } from '../../../src/proxy/engine/plan';
 import type { SdkVariant } from '../../../src/proxy/upstream/feature-repository';
 import type { FeatureInterface, Segment } from '../../../src/proxy/upstream/sdk/types';
 import { referenceSdk } from '../../support/reference-sdk';
@@ -212,6 +215,29 @@ function withIds(context: Context, id: string): Context {
   return c;
 }
 
+/** Answers of the flat layout (`compiled/flat.ts`) compared with the compiled toggle's, over all cases. */
+let flatAnswers = 0;
+
+/**
+ * The flat layout of compiled toggles, with each answer's outcome id standing for its slot (the
+ * fallback answers' slots, and each variant answer's own), as `plan.ts` would have interned them.
+ */
+function flatOf(compiled: ReturnType<typeof compileFeature>[]): FlatToggles {
+  const toggles = compiled.map((engine, index) => {
+    const bySlot = Array.from({ length: 64 }, (_, slot) => ({ id: slot }));
+    return {
+      index,
+      engine,
+      constant: undefined,
+      group: -1,
+      offId: DISABLED_SLOT,
+      onId: ENABLED_SLOT,
+      bySlot,
+    };
+  });
+  return new FlatToggles(toggles as unknown as CompiledToggle[]);
+}
+
 /** What both answer for every toggle of `features` and `context`, with `Math.random` answering `chance`. */
 function compare(features: FeatureInterface[], context: Context, chance: number): void {
   const random = jest.spyOn(Math, 'random').mockReturnValue(chance);
@@ -220,6 +246,7 @@ function compare(features: FeatureInterface[], context: Context, chance: number)
     const checks = new Checks();
     const sources = sourcesOf(features);
     const compiled = features.map((f) => compileFeature(f, sources, checks));
+    const flat = flatOf(compiled);
     const scope = new RequestScope(checks.size);
     // an answer's slot names it within its toggle: one slot, one answer object (what `outcomeOf` relies on)
     const bySlot = features.map(() => new Map<number, SdkVariant>());
@@ -230,6 +257,13 @@ function compare(features: FeatureInterface[], context: Context, chance: number)
         const answer = compiled[i].evaluate(scope);
         const slot = answerSlot(answer);
         expect(slot).toBeGreaterThanOrEqual(0);
+        if (flat.has(i)) {
+          const flatSlot = flat.outcome(i, scope);
+          if (flatSlot >= 0) {
+            flatAnswers += 1;
+            expect({ name: feature.name, slot: flatSlot }).toEqual({ name: feature.name, slot });
+          }
+        }
         const known = bySlot[i].get(slot);
         if (known === undefined) bySlot[i].set(slot, answer);
         else expect(answer).toBe(known);
@@ -315,6 +349,60 @@ describe('toggles compiled by the engine answer as the SDK does', () => {
       ),
       { numRuns: RUNS },
     );
+  });
+
+  test('laid out flat: rollouts on a groupId at every percentage, with a variant choice without overrides', () => {
+    const plain = (sticky: unknown) =>
+      fc
+        .array(
+          fc.record(
+            {
+              name: fc.constantFrom('blue', 'green', 'red'),
+              weight: fc.nat({ max: 1000 }),
+              payload: payloadArb,
+            },
+            { requiredKeys: ['name', 'weight'] },
+          ),
+          { minLength: 1, maxLength: 4 },
+        )
+        .map((variants) => variants.map((v) => (sticky === undefined ? v : { ...v, stickiness: sticky })));
+    const variantSticky = fc.constantFrom<unknown>('default', 'userId', 'sessionId', 'plan', undefined);
+    const rollout = fc
+      .record({
+        rollout: fc.oneof(fc.integer({ min: 0, max: 100 }).map(String), percentage),
+        stickiness: fc.constantFrom<unknown>('default', 'userId', 'sessionId', 'plan', undefined),
+        groupId: fc.constantFrom('g1', 'g2', 'Σ😀\ud800', 'a:b'),
+        constraints: fc.array(constraintArb, { maxLength: 1 }),
+        where: fc.constantFrom('strategy', 'toggle', 'none'),
+        variants: variantSticky.chain(plain),
+      })
+      .map(({ rollout: pct, stickiness: sticky, groupId: group, constraints, where, variants }) => {
+        const strategy: Record<string, unknown> = {
+          name: 'flexibleRollout',
+          parameters: { rollout: pct, stickiness: sticky, groupId: group },
+          constraints,
+        };
+        if (where === 'strategy') strategy.variants = variants;
+        return {
+          name: 'toggle',
+          enabled: true,
+          strategies: [strategy],
+          ...(where === 'toggle' ? { variants } : {}),
+        } as unknown as FeatureInterface;
+      });
+    const before = flatAnswers;
+    fc.assert(
+      fc.property(rollout, contexts, chanceArb, (feature, context, chance) =>
+        compare([feature], context, chance),
+      ),
+      { numRuns: RUNS },
+    );
+    expect(flatAnswers - before).toBeGreaterThan(10 * RUNS);
+  });
+
+  test('the flat layout answered in the properties above (rollouts, checks, default, variants)', () => {
+    // runs after them (jest keeps a file's order): their cases laid many toggles out flat
+    expect(flatAnswers).toBeGreaterThan(RUNS);
   });
 
   test('a custom strategy, an unknown strategy or a missing parent is left to the SDK', () => {

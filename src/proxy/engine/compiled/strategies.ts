@@ -23,12 +23,12 @@ const STRATEGY_SEED = 0;
  * How a compiled strategy decides, read by `isEnabledFor` (one function for every strategy: a
  * switch on data, no closure per strategy to call through).
  */
-const ALWAYS = 0;
+export const ALWAYS = 0;
 const NEVER = 1;
 /** A check of the context shared per request (`RequestScope.shared`): userWithId, remoteAddress. */
-const SHARED = 2;
+export const SHARED = 2;
 /** flexibleRollout: a sticky value, hashed after the strategy's `groupId:`. */
-const ROLLOUT_GROUP = 3;
+export const ROLLOUT_GROUP = 3;
 /** flexibleRollout without a groupId: hashed after the context's `featureToggle:`. */
 const ROLLOUT_TOGGLE = 4;
 /** gradualRolloutUserId / gradualRolloutSessionId: the field's value, hashed after `groupId:`. */
@@ -37,9 +37,9 @@ const GRADUAL = 5;
 const RANDOM = 6;
 
 /** Where a rollout's sticky value comes from. */
-const STICKY_DEFAULT = 0;
+export const STICKY_DEFAULT = 0;
 const STICKY_RANDOM = 1;
-const STICKY_FIELD = 2;
+export const STICKY_FIELD = 2;
 
 /**
  * One strategy of a toggle compiled: its definition, the ids and checks of its constraints (its
@@ -237,9 +237,14 @@ function decisionOf(name: string, parameters: Record<string, unknown>): Decision
  * undefined when the SDK throws its die (`default` without userId or sessionId, or `random`).
  */
 function stickyValue(strategy: CompiledStrategy, scope: RequestScope): unknown {
-  if (strategy.sticky === STICKY_DEFAULT) return scope.userId || scope.sessionId || undefined;
-  if (strategy.sticky === STICKY_RANDOM) return undefined;
-  return scope.value(strategy.fieldIndex, strategy.field);
+  return rolloutSticky(strategy.sticky, strategy.fieldIndex, strategy.field, scope);
+}
+
+/** `stickyValue` for a rollout's sticky source, its field and the field's `fieldIndex`. */
+export function rolloutSticky(sticky: number, index: number, field: string, scope: RequestScope): unknown {
+  if (sticky === STICKY_DEFAULT) return scope.userId || scope.sessionId || undefined;
+  if (sticky === STICKY_RANDOM) return undefined;
+  return scope.value(index, field);
 }
 
 /** `normalizedValue(id, groupId:) <= percentage` for a rollout's prefix, the id prepared once per request. */

@@ -111,13 +111,14 @@ export function compileFeature(
 class CompiledFeature implements ToggleEvaluation {
   decided: StrategyTransportInterface | undefined = undefined;
   /** The one strategy of an enabled toggle without dependencies (most toggles): evaluated without the loops. */
-  private readonly single: CompiledStrategy | undefined;
+  readonly single: CompiledStrategy | undefined;
 
   constructor(
     private readonly parents: readonly ParentCheck[],
     private readonly enabled: boolean,
     private readonly strategies: readonly CompiledStrategy[],
-    private readonly choice: VariantChoice | undefined,
+    /** The toggle's own variants. */
+    readonly choice: VariantChoice | undefined,
   ) {
     this.single = enabled && parents.length === 0 && strategies.length === 1 ? strategies[0] : undefined;
   }
@@ -151,4 +152,15 @@ class CompiledFeature implements ToggleEvaluation {
     if (answer !== ENABLED_ANSWER || this.choice === undefined) return answer;
     return chooseVariant(this.choice, scope) ?? ENABLED_ANSWER;
   }
+}
+
+/**
+ * The strategy and the toggle's own variant choice of a compiled toggle that is enabled, has no
+ * dependencies and one strategy (what `flat.ts` lays out); undefined for any other.
+ */
+export function singleStrategyOf(
+  evaluation: ToggleEvaluation,
+): { readonly strategy: CompiledStrategy; readonly choice: VariantChoice | undefined } | undefined {
+  if (!(evaluation instanceof CompiledFeature) || evaluation.single === undefined) return undefined;
+  return { strategy: evaluation.single, choice: evaluation.choice };
 }

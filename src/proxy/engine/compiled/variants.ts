@@ -104,7 +104,16 @@ const randomSeed = () => String(Math.round(Math.random() * 100000));
  * undefined when the SDK throws its die (`randomSeed`).
  */
 function seedOf(choice: VariantChoice, scope: RequestScope): string | undefined {
-  if (choice.field !== undefined) return scope.value(choice.fieldIndex, choice.field) || undefined;
+  return variantSeed(choice.field, choice.fieldIndex, scope);
+}
+
+/** `seedOf` for a choice's stickiness field (undefined for the default) and its `fieldIndex`. */
+export function variantSeed(
+  field: string | undefined,
+  index: number,
+  scope: RequestScope,
+): string | undefined {
+  if (field !== undefined) return scope.value(index, field) || undefined;
   const { userId, sessionId } = scope;
   if (typeof userId === 'string' && userId !== '') return userId;
   if (typeof sessionId === 'string' && sessionId !== '') return sessionId;
