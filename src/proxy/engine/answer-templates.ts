@@ -1,3 +1,4 @@
+import { murmurHash32 } from '../upstream/murmur-hash';
 import type { Outcome } from './plan';
 
 /**
@@ -43,8 +44,10 @@ export const templateBytes = (
 
 /** Templates per revision, at most (contexts differ mostly by user; few combinations of the rest). */
 const MAX_TEMPLATES = 64;
-/** Signatures remembered as seen once, at most, before the list starts over. */
+/** Signatures remembered as seen once (as 32-bit hashes), at most, before the list starts over. */
 const MAX_SEEN = 1024;
+/** Longest signature kept (characters): a context with longer memo keys in all is answered without a template. */
+const MAX_SIGNATURE_LENGTH = 8192;
 
 /**
  * The templates of one definitions revision by signature (the selection and every memo group's
@@ -53,7 +56,11 @@ const MAX_SEEN = 1024;
  */
 export class AnswerTemplates {
   private readonly kept = new Map<string, AnswerTemplate>();
-  private readonly seenOnce = new Set<string>();
+  /**
+   * Hashes of signatures seen once: a fixed few KB whatever the signatures' length. Two signatures
+   * with one hash only make a template a sighting early; a template is found by its whole signature.
+   */
+  private readonly seenOnce = new Set<number>();
   /** Bytes of the kept templates. */
   bytes = 0;
 
@@ -67,9 +74,10 @@ export class AnswerTemplates {
 
   /** True on a signature's second sighting (and later ones while it is not kept): time to make its template. */
   admit(signature: string): boolean {
-    if (this.seenOnce.has(signature)) return true;
+    const hash = murmurHash32(signature);
+    if (this.seenOnce.has(hash)) return true;
     if (this.seenOnce.size >= MAX_SEEN) this.seenOnce.clear();
-    this.seenOnce.add(signature);
+    this.seenOnce.add(hash);
     return false;
   }
 
@@ -80,7 +88,7 @@ export class AnswerTemplates {
 
   set(signature: string, template: AnswerTemplate): void {
     this.kept.set(signature, template);
-    this.seenOnce.delete(signature);
+    this.seenOnce.delete(murmurHash32(signature));
     this.bytes += template.bytes;
   }
 
@@ -105,11 +113,17 @@ export class AnswerTemplates {
 /**
  * The signature of a request listing every toggle: its selection and, per memo group, the key of
  * the context (or none). Two requests with one signature have the same outcome for every constant
- * and remembered toggle.
+ * and remembered toggle. Undefined when it would be longer than `MAX_SIGNATURE_LENGTH` (no template).
  */
-export function templateSignature(kind: string, groupKeys: readonly (string | undefined)[]): string {
+export function templateSignature(
+  kind: string,
+  groupKeys: readonly (string | undefined)[],
+): string | undefined {
   // lengths first: a key may hold any character
   let signature = kind;
-  for (const key of groupKeys) signature += key === undefined ? '|-' : `|${key.length}:${key}`;
+  for (const key of groupKeys) {
+    signature += key === undefined ? '|-' : `|${key.length}:${key}`;
+    if (signature.length > MAX_SIGNATURE_LENGTH) return undefined;
+  }
   return signature;
 }
