@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { silentLogger } from '../src/common/logging/logger';
 import { createApp } from '../src/proxy/app';
 import { Evaluator } from '../src/proxy/engine/evaluator';
+import { FlatToggles } from '../src/proxy/engine/compiled/flat';
 import type { Context } from 'unleash-client';
 import type { RequestScope } from '../src/proxy/engine/compiled/scope';
 import type { Plan } from '../src/proxy/engine/plan';
@@ -45,9 +46,12 @@ async function main(): Promise<void> {
     const evaluator = new Evaluator(app.features, silentLogger);
     // compiles the revision
     evaluator.reply({ kind: 'all' }, { userId: 'warm' }, undefined);
-    const plan = (Reflect.get(evaluator, 'state') as { plan: Plan }).plan;
+    const state = Reflect.get(evaluator, 'state') as { plan: Plan };
+    const plan = state.plan;
     if (stripEngine) for (const toggle of plan.toggles) Reflect.set(toggle, 'engine', undefined);
     if (noMemo) for (const toggle of plan.toggles) Reflect.set(toggle, 'group', -1);
+    // the flat layout is made from the compiled toggles: made again without what was taken out
+    if (stripEngine || noMemo) Reflect.set(state, 'flat', new FlatToggles(plan.toggles));
     let next = 0;
     const best: number[] = [];
     /** `count` new users' answers; their CPU time per request is kept. */
