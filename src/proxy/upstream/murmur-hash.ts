@@ -163,9 +163,13 @@ export function normalizedAfterState(
   normalizer: number,
 ): number {
   const h = mixAfterState(h1, tail, tailLength, length, key);
-  if ((normalizer | 0) === normalizer && normalizer > 0 && normalizer <= 0x40000000)
-    // h as unsigned is 2 * (h >>> 1) + (h & 1); every step stays below 2^31
-    return ((((h >>> 1) % normalizer) * 2 + (h & 1)) % normalizer) + 1;
+  if ((normalizer | 0) === normalizer && normalizer > 0 && normalizer <= 0x40000000) {
+    // h as unsigned is 2 * (h >>> 1) + (h & 1); every step stays below 2^31. `n` is the same number
+    // typed as a 32-bit integer: a normaliser that arrives as a double (a weight total read from a
+    // Float64Array) would otherwise make V8 take every remainder here on doubles (~3 × the hash).
+    const n = normalizer | 0;
+    return ((((h >>> 1) % n) * 2 + (h & 1)) % n) + 1;
+  }
   return ((h >>> 0) % normalizer) + 1;
 }
 
