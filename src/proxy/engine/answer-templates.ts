@@ -14,6 +14,8 @@ import type { Outcome } from './plan';
  * lives and dies with its revision.
  */
 export interface AnswerTemplate {
+  /** Its signature (`templateSignature`). */
+  readonly signature: string;
   /** The toggles evaluated per request, as indices into `Plan.toggles`, in answer order. */
   readonly evaluated: Int32Array;
   /**
@@ -23,8 +25,29 @@ export interface AnswerTemplate {
   readonly runs: readonly Buffer[];
   /** The outcomes of the remembered toggles in the runs, counted once per answer (constants are counted apart). */
   readonly usage: readonly Outcome[];
-  /** What the template costs the memo budget. */
-  readonly bytes: number;
+  /**
+   * Pieces: for the toggle at `evaluated[j]` and an interned outcome id, that outcome's entry and
+   * `runs[j + 1]` joined, made as they are met (`PIECES` per toggle at most): an answer then copies
+   * one piece where it would copy two (each copy has a fixed cost of its own, the most of a short
+   * entry's). `pieceIds[PIECES * j + k]` is the id of `pieces[PIECES * j + k]`, -1 for a free slot.
+   */
+  readonly pieceIds: Int32Array;
+  readonly pieces: (Buffer | undefined)[];
+  /** What the template costs the memo budget, its pieces included. */
+  bytes: number;
+}
+
+/** Pieces kept per evaluated toggle of a template, at most (its outcomes: off, on and a few variants). */
+export const PIECES = 4;
+
+/** The piece of the toggle at `evaluated[j]` for the interned outcome `id`; undefined when none was made. */
+export function pieceOf(template: AnswerTemplate, j: number, id: number): Buffer | undefined {
+  const ids = template.pieceIds;
+  for (let k = PIECES * j; k < PIECES * j + PIECES; k++) {
+    if (ids[k] === id) return template.pieces[k];
+    if (ids[k] < 0) return undefined;
+  }
+  return undefined;
 }
 
 /** Per-template overhead counted besides its runs, indices and usage list. */
@@ -37,7 +60,8 @@ export const templateBytes = (
   evaluated: number,
   usage: number,
 ): number => {
-  let bytes = TEMPLATE_OVERHEAD + 2 * signature.length + 4 * evaluated + 8 * usage;
+  // per evaluated toggle: its index, and its piece slots (an id and a reference each)
+  let bytes = TEMPLATE_OVERHEAD + 2 * signature.length + (4 + 12 * PIECES) * evaluated + 8 * usage;
   for (const run of runs) bytes += run.length + 64;
   return bytes;
 };
@@ -84,6 +108,24 @@ export class AnswerTemplates {
   /** False when the revision holds as many templates as it may (the caller keeps nothing then). */
   get hasRoom(): boolean {
     return this.kept.size < MAX_TEMPLATES;
+  }
+
+  /**
+   * Adds a piece (`AnswerTemplate.pieces`) of `bytes` to a kept template; false when the template is
+   * no longer kept or its toggle has no free slot (the caller gives the bytes back then).
+   */
+  addPiece(template: AnswerTemplate, j: number, id: number, piece: Buffer, bytes: number): boolean {
+    if (this.kept.get(template.signature) !== template) return false;
+    const ids = template.pieceIds;
+    for (let k = PIECES * j; k < PIECES * j + PIECES; k++) {
+      if (ids[k] >= 0) continue;
+      ids[k] = id;
+      template.pieces[k] = piece;
+      template.bytes += bytes;
+      this.bytes += bytes;
+      return true;
+    }
+    return false;
   }
 
   set(signature: string, template: AnswerTemplate): void {

@@ -27,7 +27,14 @@ import {
 import { disabledToggle, joinEntries, toEvaluatedToggle, toggleEntry, toggleListBody } from './toggle-json';
 import { UsageTally } from './usage-tally';
 import { CONSTANT, REMEMBERED } from './toggle-steps';
-import { AnswerTemplates, templateBytes, templateSignature, type AnswerTemplate } from './answer-templates';
+import {
+  AnswerTemplates,
+  PIECES,
+  pieceOf,
+  templateBytes,
+  templateSignature,
+  type AnswerTemplate,
+} from './answer-templates';
 import { RequestScope } from './compiled/scope';
 import { FlatToggles, NOT_FLAT } from './compiled/flat';
 
@@ -767,25 +774,62 @@ export class Evaluator {
     const shaped = shape?.entries(plan);
     const { evaluated, runs } = template;
     if (collect) gathered.counted.push(...template.usage);
-    for (let j = 0; ; j++) {
-      const run = runs[j];
-      if (run.length > 0) {
-        entries.push(run);
-        gathered.bytes += run.length;
-      }
-      if (j === evaluated.length) return;
+    if (runs[0].length > 0) {
+      entries.push(runs[0]);
+      gathered.bytes += runs[0].length;
+    }
+    for (let j = 0; j < evaluated.length; j++) {
       const i = evaluated[j];
+      // the run after this toggle: in its piece, or copied after its entry
+      const next = runs[j + 1];
       if (shape !== undefined && shaped !== undefined && shaped.decided[i] === 1) {
         const entry = this.decidedEntry(fast, state, toggles[i], enhanced, shape, gathered, collect);
         entries.push(entry);
         gathered.bytes += entry.length;
-        continue;
+      } else {
+        const result = this.evaluatedAt(fast, state, i, enhanced, window, keys, gathered, collect);
+        if (typeof result !== 'number')
+          putEntry(entries, gathered, plan, i, -1, result, onlyEnabled, shape, shaped?.byId);
+        else {
+          const piece = pieceOf(template, j, result);
+          if (piece !== undefined) {
+            entries.push(piece);
+            gathered.bytes += piece.length;
+            continue;
+          }
+          const before = entries.length;
+          putEntry(entries, gathered, plan, i, result, undefined, onlyEnabled, shape, shaped?.byId);
+          if (next.length > 0 && entries.length > before)
+            this.keepPiece(state, template, j, result, entries[before], next);
+        }
       }
-      const result = this.evaluatedAt(fast, state, i, enhanced, window, keys, gathered, collect);
-      if (typeof result === 'number')
-        putEntry(entries, gathered, plan, i, result, undefined, onlyEnabled, shape, shaped?.byId);
-      else putEntry(entries, gathered, plan, i, -1, result, onlyEnabled, shape, shaped?.byId);
+      if (next.length > 0) {
+        entries.push(next);
+        gathered.bytes += next.length;
+      }
     }
+  }
+
+  /**
+   * Keeps the piece of a template's toggle `j` for outcome `id` (its entry and the run after it,
+   * joined), within the memo budget; nothing when it does not fit or the template went meanwhile.
+   */
+  private keepPiece(
+    state: RevisionState,
+    template: AnswerTemplate,
+    j: number,
+    id: number,
+    entry: Buffer,
+    next: Buffer,
+  ): void {
+    if (this.closed || state !== this.state) return;
+    // no free slot: not worth reserving
+    if (template.pieceIds[PIECES * j + PIECES - 1] >= 0) return;
+    const piece = joinEntries(NOTHING, [entry, next], NOTHING);
+    const bytes = piece.length + 64;
+    if (!this.memory.memo.reserveMore(bytes)) return;
+    if (state.templates.addPiece(template, j, id, piece, bytes)) state.memoBytes += bytes;
+    else this.memory.memo.release(bytes, 0);
   }
 
   /**
@@ -840,7 +884,15 @@ export class Evaluator {
     const bytes = templateBytes(signature, runs, evaluated.length, usage.length);
     if (!templates.hasRoom) this.forgetTemplate(state);
     if (!this.memory.memo.reserve(bytes)) return;
-    templates.set(signature, { evaluated: Int32Array.from(evaluated), runs, usage, bytes });
+    templates.set(signature, {
+      signature,
+      evaluated: Int32Array.from(evaluated),
+      runs,
+      usage,
+      pieceIds: new Int32Array(PIECES * evaluated.length).fill(-1),
+      pieces: new Array<Buffer | undefined>(PIECES * evaluated.length).fill(undefined),
+      bytes,
+    });
     state.memoBytes += bytes;
     state.memoRows += 1;
   }

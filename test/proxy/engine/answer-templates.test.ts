@@ -8,6 +8,8 @@
 import fc from 'fast-check';
 import {
   AnswerTemplates,
+  PIECES,
+  pieceOf,
   templateBytes,
   templateSignature,
 } from '../../../src/proxy/engine/answer-templates';
@@ -58,7 +60,15 @@ test('templates are forgotten oldest first, their bytes with them', () => {
   const make = (signature: string, run: string) => {
     const runs = [Buffer.from(run), Buffer.alloc(0)];
     const bytes = templateBytes(signature, runs, 1, 2);
-    templates.set(signature, { evaluated: Int32Array.of(0), runs, usage: [], bytes });
+    templates.set(signature, {
+      signature,
+      evaluated: Int32Array.of(0),
+      runs,
+      usage: [],
+      pieceIds: new Int32Array(PIECES).fill(-1),
+      pieces: [],
+      bytes,
+    });
     return bytes;
   };
   const first = make('a', '{"x":1}');
@@ -71,5 +81,34 @@ test('templates are forgotten oldest first, their bytes with them', () => {
   expect(templates.get('b')?.runs[0].toString()).toBe('{"y":2},{"z":3}');
   expect(templates.forgetOldest()).toBe(second);
   expect(templates.forgetOldest()).toBe(0);
+  expect(templates.bytes).toBe(0);
+});
+
+test("a template's pieces: one per outcome of an evaluated toggle, up to 4, counted in its bytes", () => {
+  const templates = new AnswerTemplates();
+  const runs = [Buffer.from('{"a":1}'), Buffer.from('{"b":2}')];
+  const template = {
+    signature: 's',
+    evaluated: Int32Array.of(5),
+    runs,
+    usage: [],
+    pieceIds: new Int32Array(PIECES).fill(-1),
+    pieces: [],
+    bytes: templateBytes('s', runs, 1, 0),
+  };
+  templates.set('s', template);
+  const before = templates.bytes;
+  expect(pieceOf(template, 0, 7)).toBeUndefined();
+  for (let id = 10; id < 10 + PIECES; id++)
+    expect(templates.addPiece(template, 0, id, Buffer.from(`{"x":${id}},{"b":2}`), 100)).toBe(true);
+  expect(pieceOf(template, 0, 11)?.toString()).toBe('{"x":11},{"b":2}');
+  expect(pieceOf(template, 0, 7)).toBeUndefined();
+  // no free slot: refused, nothing counted
+  expect(templates.addPiece(template, 0, 99, Buffer.from('x'), 100)).toBe(false);
+  expect(templates.bytes).toBe(before + 100 * PIECES);
+  expect(template.bytes).toBe(before + 100 * PIECES);
+  // a template no longer kept takes no piece
+  expect(templates.forgetOldest()).toBe(before + 100 * PIECES);
+  expect(templates.addPiece(template, 0, 1, Buffer.from('x'), 100)).toBe(false);
   expect(templates.bytes).toBe(0);
 });
