@@ -922,8 +922,9 @@ export class Evaluator {
 
   /**
    * Toggle `i` evaluated (or remembered): from its flat layout when it has one that answers
-   * (`compiled/flat.ts`: counted as `evaluateToggle` counts), else by `evaluated`, whose outcome
-   * ids the layout learns.
+   * (`compiled/flat.ts`: counted as `evaluateToggle` counts), else by `evaluateToggle`, whose
+   * outcome ids the layout then learns; what it gave is noted in `gathered` (counted, or not
+   * cacheable when it failed).
    */
   private evaluatedAt(
     fast: FastEvaluation,
@@ -936,39 +937,25 @@ export class Evaluator {
     collect: boolean,
   ): number | Outcome {
     const { flat, plan } = state;
-    if (!flat.has(i))
-      return this.evaluated(fast, state, plan.toggles[i], enhanced, window, keys, gathered, collect);
-    let id = NOT_FLAT;
-    try {
-      id = flat.outcome(i, state.scope);
-    } catch {
-      // the toggle's object evaluates it again, and answers the failure as it does
-      id = NOT_FLAT;
+    const laidOut = flat.has(i);
+    if (laidOut) {
+      let id = NOT_FLAT;
+      try {
+        id = flat.outcome(i, state.scope);
+      } catch {
+        // the toggle's object evaluates it again, and answers the failure as it does
+        id = NOT_FLAT;
+      }
+      if (id >= 0) {
+        state.usage.countId(id);
+        if (collect) gathered.counted.push(plan.table.list[id]);
+        return id;
+      }
     }
-    if (id >= 0) {
-      state.usage.countId(id);
-      if (collect) gathered.counted.push(plan.table.list[id]);
-      return id;
-    }
-    const result = this.evaluated(fast, state, plan.toggles[i], enhanced, window, keys, gathered, collect);
-    flat.learn(plan.toggles[i]);
-    return result;
-  }
-
-  /** `evaluateToggle`, with what it gave noted in `gathered` (counted, or not cacheable when it failed). */
-  private evaluated(
-    fast: FastEvaluation,
-    state: RevisionState,
-    toggle: CompiledToggle,
-    enhanced: Context,
-    window: string | undefined,
-    keys: MemoKeys,
-    gathered: Gathered,
-    collect: boolean,
-  ): number | Outcome {
-    const result = this.evaluateToggle(fast, state, toggle, enhanced, window, keys);
+    const result = this.evaluateToggle(fast, state, plan.toggles[i], enhanced, window, keys);
+    if (laidOut) flat.learn(plan.toggles[i]);
     if (typeof result === 'number') {
-      if (collect) gathered.counted.push(state.plan.table.list[result]);
+      if (collect) gathered.counted.push(plan.table.list[result]);
     } else if (result.id === FAILED) gathered.cacheable = false;
     else if (collect) gathered.counted.push(result);
     return result;
