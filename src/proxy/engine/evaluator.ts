@@ -773,7 +773,8 @@ export class Evaluator {
     const { toggles } = plan;
     const shaped = shape?.entries(plan);
     const { evaluated, runs } = template;
-    if (collect) gathered.counted.push(...template.usage);
+    // (one by one: a spread of thousands of outcomes as arguments could overflow the stack)
+    if (collect) for (const outcome of template.usage) gathered.counted.push(outcome);
     if (runs[0].length > 0) {
       entries.push(runs[0]);
       gathered.bytes += runs[0].length;
