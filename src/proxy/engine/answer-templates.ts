@@ -105,7 +105,7 @@ export class AnswerTemplates {
     return false;
   }
 
-  /** False when the revision holds as many templates as it may (the caller keeps nothing then). */
+  /** False when the revision holds as many templates as it may (the caller forgets the oldest first). */
   get hasRoom(): boolean {
     return this.kept.size < MAX_TEMPLATES;
   }

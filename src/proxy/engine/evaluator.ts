@@ -132,7 +132,7 @@ export interface AnswerShape {
    * filled by `entry` as outcomes are first seen; and, by toggle index, 1 for a toggle whose entry
    * also depends on the strategy that enabled it (evaluated with it, even when remembered).
    */
-  entries(plan: Plan): { readonly byId: (Buffer | undefined)[]; readonly decided: Uint8Array };
+  entries(plan: Plan): ShapeEntries;
   /**
    * The entry of a toggle's outcome, with the strategy that enabled it for a `decided` toggle; kept
    * in `byId` for an interned outcome of any other toggle.
@@ -140,6 +140,15 @@ export interface AnswerShape {
   entry(toggle: CompiledToggle, outcome: Outcome, decided: StrategyTransportInterface | undefined): Buffer;
   /** The entry of a toggle the engine did not compile, evaluated by the shape (the loop neither evaluates nor counts it). */
   uncompiled(toggle: CompiledToggle): Buffer;
+}
+
+/**
+ * A shape's entries of a revision (`AnswerShape.entries`): by interned outcome id, and by toggle
+ * index 1 for a toggle evaluated with the strategy that enabled it.
+ */
+export interface ShapeEntries {
+  readonly byId: (Buffer | undefined)[];
+  readonly decided: Uint8Array;
 }
 
 /** What an answer's loop wrote into its list of entries. */
@@ -692,6 +701,7 @@ export class Evaluator {
         keys,
         collect,
         shape,
+        shaped,
       );
       tally.countAnswer(template.usage);
     } else {
@@ -741,7 +751,7 @@ export class Evaluator {
       }
       // the memo now holds this context's remembered results: on a second sighting, its template is made
       if (signature !== undefined && state.templates.admit(signature))
-        this.keepTemplate(state, signature, indices, onlyEnabled, keys, shape);
+        this.keepTemplate(state, signature, indices, onlyEnabled, keys, shape, shaped);
     }
     if (countConstantsOnce) tally.countAnswer(state.constants);
     // A toggle that failed is not counted: such an answer is not kept, its usage would be wrong.
@@ -768,10 +778,11 @@ export class Evaluator {
     keys: MemoKeys,
     collect: boolean,
     shape: AnswerShape | undefined,
+    /** `shape`'s entries of the revision, as the caller got them. */
+    shaped: ShapeEntries | undefined,
   ): void {
     const { plan } = state;
     const { toggles } = plan;
-    const shaped = shape?.entries(plan);
     const { evaluated, runs } = template;
     // (one by one: a spread of thousands of outcomes as arguments could overflow the stack)
     if (collect) for (const outcome of template.usage) gathered.counted.push(outcome);
@@ -847,11 +858,11 @@ export class Evaluator {
     onlyEnabled: boolean,
     keys: MemoKeys,
     shape: AnswerShape | undefined,
+    shaped: ShapeEntries | undefined,
   ): void {
     if (this.closed || state !== this.state) return;
     const { plan, templates } = state;
     const { toggles, steps, table } = plan;
-    const shaped = shape?.entries(plan);
     const evaluated: number[] = [];
     const runs: Buffer[] = [];
     const usage: Outcome[] = [];

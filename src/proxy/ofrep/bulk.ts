@@ -4,6 +4,7 @@ import { detailsFor, reasonOf, type EvaluationReason } from '../engine/details';
 import {
   FAILED,
   type AnswerShape,
+  type ShapeEntries,
   type Evaluator,
   type Prepared,
   type ShapedAnswer,
@@ -203,7 +204,7 @@ class OfrepShape implements AnswerShape {
     private readonly context: Context,
   ) {}
 
-  entries(plan: Plan): { readonly byId: (Buffer | undefined)[]; readonly decided: Uint8Array } {
+  entries(plan: Plan): ShapeEntries {
     const revision = revisionOf(plan.table);
     return { byId: revision.byId, decided: revision.decidedOf(this.features, plan) };
   }

@@ -69,7 +69,7 @@ export class FlatToggles {
   /** Per variant: weight, answer slot, and the id of its interned outcome (-1 until learnt). */
   private readonly weights: number[] = [];
   private readonly slots: number[] = [];
-  private variantIds: Int32Array;
+  private readonly variantIds: Int32Array;
 
   constructor(toggles: readonly CompiledToggle[]) {
     const n = toggles.length;
@@ -98,12 +98,12 @@ export class FlatToggles {
       if (single === undefined || toggle.constant !== undefined || toggle.group >= 0) continue;
       const { strategy, choice: own } = single;
       const kind = kindOf(strategy);
-      // one choice at most: a strategy's choice that chooses nothing would hand over to the toggle's
-      const strategyChoice = weighted(strategy.choice);
-      const toggleChoice = weighted(own);
+      // one variant split at most, and one that chooses (a strategy's that chooses nothing would hand
+      // over to the toggle's)
       if (kind === NONE || (strategy.choice !== undefined && own !== undefined)) continue;
-      const choice = strategyChoice ?? toggleChoice;
-      if ((strategy.choice !== undefined || own !== undefined) && choice === undefined) continue;
+      const defined = strategy.choice ?? own;
+      const choice = weighted(defined);
+      if (defined !== undefined && choice === undefined) continue;
       this.kind[i] = kind;
       for (let c = 0; c < strategy.checkIds.length; c++) {
         ids.push(strategy.checkIds[c]);
