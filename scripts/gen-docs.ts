@@ -1,6 +1,7 @@
 /**
- * Regenerates the proxy's option table in README.md (between the proxy-options markers) and
- * `.env.example` from the option declarations. Run with `npm run docs`; a test checks both.
+ * Regenerates the proxy's option table in docs/configuration.md (between the proxy-options markers),
+ * the table of Unleash Edge's variables in docs/unleash-edge.md (edge-variables markers) and
+ * `.env.example` from the declarations. Run with `npm run docs`; tests check all three.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,22 +10,19 @@ import { edgeVariablesMarkdownTable } from '../src/proxy/config/edge-variables';
 import { PROXY_OPTIONS } from '../src/proxy/config/options';
 
 const root = path.resolve(__dirname, '..', __dirname.includes(`${path.sep}dist${path.sep}`) ? '..' : '');
-const readmePath = path.join(root, 'README.md');
 /** Replaces what stands between `<!-- name:start -->` and `<!-- name:end -->` with `table`. */
 function between(text: string, name: string, table: string): string {
   const start = `<!-- ${name}:start -->`;
   const end = `<!-- ${name}:end -->`;
   return `${text.slice(0, text.indexOf(start) + start.length)}\n${table}\n${text.slice(text.indexOf(end))}`;
 }
-const readme = readFileSync(readmePath, 'utf8');
-writeFileSync(
-  readmePath,
-  between(
-    between(readme, 'proxy-options', optionsMarkdownTable(PROXY_OPTIONS)),
-    'edge-variables',
-    edgeVariablesMarkdownTable(),
-  ),
-);
+/** Rewrites the generated part `name` of the page `page` (a path under docs/). */
+function regenerate(page: string, name: string, table: string): void {
+  const file = path.join(root, 'docs', page);
+  writeFileSync(file, between(readFileSync(file, 'utf8'), name, table));
+}
+regenerate('configuration.md', 'proxy-options', optionsMarkdownTable(PROXY_OPTIONS));
+regenerate('unleash-edge.md', 'edge-variables', edgeVariablesMarkdownTable());
 
 const header = [
   '# flags-proxy configuration. Copy to .env (or pass with `docker run --env-file`) and fill in.',

@@ -265,9 +265,9 @@ describe('proxy configuration', () => {
 describe('documentation of the options', () => {
   const root = path.resolve(__dirname, '../..');
 
-  test('the README table is exactly the table generated from the option declarations', () => {
-    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-    expect(readme).toContain(optionsMarkdownTable(PROXY_OPTIONS));
+  test('the configuration page holds exactly the table generated from the option declarations', () => {
+    const page = readFileSync(path.join(root, 'docs', 'configuration.md'), 'utf8');
+    expect(page).toContain(optionsMarkdownTable(PROXY_OPTIONS));
   });
 
   test('.env.example lists every variable with its default and meaning', () => {

@@ -173,11 +173,11 @@ describe('the contract the names choose (the built program)', () => {
   });
 });
 
-describe("the README's table of Edge variables", () => {
-  const readme = readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
+describe("the Edge page's table of Edge variables", () => {
+  const page = readFileSync(path.resolve(__dirname, '../../docs/unleash-edge.md'), 'utf8');
 
   test('is the table generated from the list of Edge variables (npm run docs)', () => {
-    expect(readme).toContain(edgeVariablesMarkdownTable());
+    expect(page).toContain(edgeVariablesMarkdownTable());
   });
 
   test('names every variable once', () => {

@@ -121,9 +121,9 @@ describe('parseServerConfig', () => {
 });
 
 describe('the documentation of the configuration', () => {
-  it('has exactly the generated configuration table in the README section of flags-server', () => {
-    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-    const section = /<!-- flags-server:start -->([\s\S]*)<!-- flags-server:end -->/.exec(readme)?.[1];
+  it('has exactly the generated configuration table in the flags-server page', () => {
+    const page = readFileSync(path.join(root, 'docs', 'flags-server.md'), 'utf8');
+    const section = /<!-- flags-server:start -->([\s\S]*)<!-- flags-server:end -->/.exec(page)?.[1];
     expect(section).toBeDefined();
     expect(section).toContain(serverConfigMarkdownTable());
   });

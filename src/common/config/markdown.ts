@@ -14,7 +14,7 @@ function aliasNote(aliases: readonly string[] | undefined): string {
   return ` (alias ${aliases.map((a) => `\`${a}\``).join(' / ')})`;
 }
 
-/** The README table of an option list: one row per option. */
+/** The markdown table of an option list (docs/configuration.md, docs/flags-server.md): one row per option. */
 export function optionsMarkdownTable(specs: readonly OptionSpec[]): string {
   const rows = specs.map((spec) => {
     const env = spec.env.length > 0 ? spec.env.map((e) => `\`${e}\``).join(' / ') : '(code only)';

@@ -15,7 +15,7 @@ export interface OptionSpec<T = unknown> {
   aliases?: { env?: readonly string[]; code?: readonly string[] };
   parse: Parser<T>;
   default?: T;
-  /** Shown in the README/.env.example table when the default is computed or not a plain value. */
+  /** Shown in the docs/.env.example table when the default is computed or not a plain value. */
   defaultDoc?: string;
   required?: boolean;
   /** Secret values are never echoed in messages or logs. */

@@ -1,7 +1,7 @@
 /**
  * Every environment variable of Unleash Edge (the `unleash-edge-cli` crate's `env` arguments, edge
- * and offline modes and the global options), with what it does here. The README's "Moving from
- * Unleash Edge" table is checked against this list by a test; a variable marked `unsupported` that
+ * and offline modes and the global options), with what it does here. The table in docs/unleash-edge.md is
+ * checked against this list by a test; a variable marked `unsupported` that
  * is set is named in one warning at start.
  */
 export interface EdgeVariable {
@@ -204,7 +204,7 @@ export function unsupportedEdgeVariables(env: Record<string, string | undefined>
   ).map((v) => v.name);
 }
 
-/** The README's table of every Edge variable (between the edge-variables markers; `npm run docs`). */
+/** docs/unleash-edge.md's table of every Edge variable (between the edge-variables markers; `npm run docs`). */
 export function edgeVariablesMarkdownTable(): string {
   const rows = EDGE_VARIABLES.map(
     (v) => `| \`${v.name}\` | ${v.unsupported ? 'no (warned about at start)' : 'yes'} | ${v.here} |`,

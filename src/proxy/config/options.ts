@@ -24,7 +24,7 @@ const isStrategy = (v: unknown): v is Strategy =>
 const isEnricher = (v: unknown): v is ContextEnricher => typeof v === 'function';
 
 /**
- * Every option of the proxy, declared once. The README table and `.env.example` are checked
+ * Every option of the proxy, declared once. The table in docs/configuration.md and `.env.example` are checked
  * against this list by a test.
  */
 export const PROXY_OPTIONS: readonly OptionSpec[] = [

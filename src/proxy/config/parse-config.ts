@@ -204,7 +204,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
   const unsupported = unsupportedEdgeVariables(env);
   if (unsupported.length > 0) {
     logger.warn(
-      `Unleash Edge variables not supported here, ignored: ${unsupported.join(', ')} (the README's "Coming from Unleash Edge" table says why and what to use instead)`,
+      `Unleash Edge variables not supported here, ignored: ${unsupported.join(', ')} (docs/unleash-edge.md says why and what to use instead)`,
     );
   }
   if (ignoredIdentities.length > 0) {

@@ -1,6 +1,6 @@
 import { ValidationError } from '../../common/errors/http-errors';
 
-/** What one request's context may hold (README "Limits"); the options are in `config/options.ts`. */
+/** What one request's context may hold (docs/api.md, "Context"); the options are in `config/options.ts`. */
 export interface ContextLimits {
   /** Most properties (`properties[x]`, and unknown root fields, which become properties). */
   readonly maxProperties: number;

@@ -51,8 +51,8 @@ const unleashTokenList: p.Parser<string[]> = (value) => {
 export const EXAMPLE_FEATURES_FILE = path.join(packageRoot(), 'examples', 'features.json');
 
 /**
- * Every option of flags-server, declared once. The README table and `.env.server.example` are
- * generated from this list (and a test checks that the README carries exactly this table).
+ * Every option of flags-server, declared once. The table in docs/flags-server.md and `.env.server.example` are
+ * generated from this list (and a test checks that the page carries exactly this table).
  */
 export const SERVER_OPTIONS: readonly OptionSpec[] = [
   {
@@ -136,7 +136,7 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
   ...loggingOptions('info'),
 ];
 
-/** The README configuration table of flags-server, generated from SERVER_OPTIONS. */
+/** The configuration table of flags-server (docs/flags-server.md), generated from SERVER_OPTIONS. */
 export function serverConfigMarkdownTable(): string {
   return optionsMarkdownTable(SERVER_OPTIONS);
 }
