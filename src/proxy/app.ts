@@ -5,7 +5,7 @@ import { ErrorAnswers, errorMiddleware, notFoundHandler } from '../common/http/e
 import { asNodeMiddleware } from '../common/http/node-middleware';
 import { logEffectiveConfig } from '../common/logging/redact';
 import { accessMiddleware, addressCheck } from './access/access-middleware';
-import { ProcessBudget } from './budgets/process-budget';
+import { ProcessBudget } from './environments/process-budget';
 import { PROXY_OPTIONS } from './config/options';
 import { parseConfig } from './config/parse-config';
 import type { ProxyConfig, ProxyOptions } from './config/types';
@@ -24,7 +24,7 @@ import { RequestBody } from './http/request-body';
 import { corsMiddleware } from './cors/cors-middleware';
 import { docsRouter } from './docs/router';
 import { environmentLabels, registerEnvironmentMetrics } from './environments/environment-metrics';
-import { registerEngineMetrics } from './engine/engine-metrics';
+import { registerEngineMetrics } from './environments/engine-metrics';
 import { KeyScopes } from './environments/key-scopes';
 import { EnvironmentRegistry } from './environments/registry';
 import type { Environment, ScopeServing } from './environments/environment';

@@ -2,7 +2,7 @@
  * A real browser: headless Chromium runs the real frontend SDK's browser build
  * (`unleash-proxy-client`'s `main.min.js`) and OpenFeature's remote protocol by `fetch` against the
  * proxy on a loopback socket. Chromium sends its own `Accept-Encoding`, so the answers it decodes are
- * the Brotli bytes of `http/body-encoding.ts` (kept ones included); the test also checks, on the
+ * the Brotli bytes of `compression/body-encoding.ts` (kept ones included); the test also checks, on the
  * proxy's side, what Chromium asked for and what was sent.
  *
  * Chromium comes from Debian's `chromium` package, which `.ci/run` installs; without it (a developer

@@ -1,5 +1,5 @@
 /**
- * Evaluation answers are compressed by `http/body-encoding.ts` in one call, not by the `compression`
+ * Evaluation answers are compressed by `compression/body-encoding.ts` in one call, not by the `compression`
  * middleware's stream: the same encoding chosen for every `Accept-Encoding` (compared with the real
  * middleware), bytes that decode to the uncompressed answer, `Content-Length` of what is sent,
  * `Vary: Accept-Encoding` on every answer, small bodies as they are.
@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import compression from 'compression';
 import type { ProxyApp } from '../../src/proxy/app';
-import { COMPRESSION_THRESHOLD } from '../../src/proxy/http/body-encoding';
+import { COMPRESSION_THRESHOLD } from '../../src/proxy/compression/body-encoding';
 import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
 import { togglesByUser } from '../support/fixtures';
 import { TestUpstream } from '../support/upstream';

@@ -1,5 +1,5 @@
 import type { OperationObject, PathsObject, SchemaObject } from 'openapi3-ts/oas31';
-import { errorResponses } from '../docs/error-responses';
+import { errorResponses } from '../openapi/error-responses';
 import type { BackstageSwitches } from './router';
 
 const json = (description: string, schema: SchemaObject) => ({

@@ -20,9 +20,9 @@ import { backstagePaths } from '../backstage/openapi';
 import type { BackstageSwitches } from '../backstage/router';
 import { EDGE_COMPONENT_SCHEMAS, EDGE_SECURITY_SCHEMES, edgePaths } from '../edge-api/openapi';
 import { OFREP_COMPONENT_SCHEMAS, OFREP_SECURITY_SCHEMES, ofrepPaths } from '../ofrep/openapi';
-import { varyHeader } from './response-headers';
+import { varyHeader } from '../openapi/response-headers';
 import { clientFeaturesSchema } from '../upstream/definitions-schema';
-import { errorResponseComponents, errorResponses } from './error-responses';
+import { errorResponseComponents, errorResponses } from '../openapi/error-responses';
 import {
   errorSchema,
   toggleListSchema,

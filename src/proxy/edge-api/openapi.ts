@@ -1,6 +1,6 @@
 import type { PathsObject, SecuritySchemeObject } from 'openapi3-ts/oas31';
 import type { z } from 'zod';
-import { errorResponses } from '../docs/error-responses';
+import { errorResponses } from '../openapi/error-responses';
 import { bulkMetricsSchema, validateTokensSchema } from './schemas';
 
 /** The request components of the chain endpoints, from the schemas that validate them. */

@@ -3,7 +3,7 @@ const FORM_OVERHEAD = 96;
 
 /**
  * Other forms of one kept answer's body, by name (its compressed bytes by content encoding, made by
- * `http/body-encoding.ts` the first time a client asks for that encoding), kept with the answer as
+ * `compression/body-encoding.ts` the first time a client asks for that encoding), kept with the answer as
  * long as it is kept: the same context asked again by another client is then not compressed again.
  * Each form is counted against the answer cache's budget through `grow` (the entry's bytes grow);
  * a form it has no room for is only served, not kept.

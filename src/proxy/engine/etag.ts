@@ -28,7 +28,7 @@ export function definitionsDigest(definitions: unknown): string {
 
 /**
  * The ETag of a pure answer: derived from its inputs, so it is known before evaluating. `scope`
- * (environment and projects of the key, see `environments/scope.ts`) is part of it when given, so
+ * (environment and projects of the key, see `scopes/scope.ts`) is part of it when given, so
  * the same context in two scopes never shares a validator; without it the digest is the one of a
  * single-environment proxy.
  */

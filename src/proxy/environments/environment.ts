@@ -1,7 +1,7 @@
 import type { Strategy } from 'unleash-client';
 import type { HttpOptions } from '../upstream/sdk/types';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
-import type { ProcessBudget } from '../budgets/process-budget';
+import type { ProcessBudget } from './process-budget';
 import { ClientUsage } from '../client-metrics/client-usage';
 import type { ContextEnricher, ProxyConfig } from '../config/types';
 import { ConnectionMemo } from '../engine/connection-memo';
@@ -10,9 +10,9 @@ import { EvaluationPipeline } from '../evaluation/pipeline';
 import { ChangeStreams } from '../ofrep/event-stream';
 import type { DefinitionsSource } from '../upstream/definitions-source';
 import type { FeatureRepository } from '../upstream/feature-repository';
-import { UnleashFeatureRepository } from '../upstream/unleash-repository';
+import { UnleashFeatureRepository } from '../sources/unleash-repository';
 import { ProjectView } from './project-view';
-import { coversProjects, isAllProjects, scopeKey, type Scope } from './scope';
+import { coversProjects, isAllProjects, scopeKey, type Scope } from '../scopes/scope';
 
 /** Everything a request of one scope is answered with. Built once per scope, shared by its keys. */
 export interface ScopeServing {

@@ -3,11 +3,11 @@ import type { HttpOptions } from '../upstream/sdk/types';
 import { Registry } from 'prom-client';
 import { backupPlace } from '../backup/backup-scope';
 import { createBackup } from '../backup/create-backup';
-import type { ProcessBudget } from '../budgets/process-budget';
+import type { ProcessBudget } from './process-budget';
 import type { ContextEnricher, OfflineConfig, ProxyConfig } from '../config/types';
 import { OfflineFileSource } from '../offline/offline-source';
 import { Environment, type ScopeServing } from './environment';
-import { normaliseProjects } from './scope';
+import { normaliseProjects } from '../scopes/scope';
 import { upstreamTokens } from './upstream-tokens';
 
 export interface RegistryOptions {

@@ -1,5 +1,5 @@
 import { parseUnleashToken } from '../token-validation/unleash-token';
-import { normaliseProjects } from './scope';
+import { normaliseProjects } from '../scopes/scope';
 
 /** One configured upstream token and the environment it names. */
 export interface UpstreamToken {

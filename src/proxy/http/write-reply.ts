@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { addVary, withVary } from '../../common/http/vary';
 import type { Reply } from '../engine/evaluator';
-import { sendBody } from './body-encoding';
+import { sendBody } from '../compression/body-encoding';
 
 /** Browsers and SDKs may reuse a toggle list for two seconds, then revalidate with its ETag. */
 export const CACHE_CONTROL = 'public, max-age=2';

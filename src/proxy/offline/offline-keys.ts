@@ -1,4 +1,4 @@
-import { ALL_PROJECTS, normaliseProjects } from '../environments/scope';
+import { ALL_PROJECTS, normaliseProjects } from '../scopes/scope';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 
 /**

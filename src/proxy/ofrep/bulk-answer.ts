@@ -4,7 +4,7 @@ import { etagMatches, weakEtag } from '../../common/http/etag';
 import { validHost } from '../../common/http/host';
 import { addVary } from '../../common/http/vary';
 import type { ContextLimits } from '../context/limits';
-import { sendBody } from '../http/body-encoding';
+import { sendBody } from '../compression/body-encoding';
 import { BodyBuffers } from '../engine/body-buffers';
 import { detailsFor } from '../engine/details';
 import { derivedEtagOf } from '../engine/etag';
@@ -98,7 +98,7 @@ export class OfrepBulk {
 
   /**
    * Evaluates every flag for the request and writes the answer (headers, status, body, compressed
-   * for a client that accepts it: `http/body-encoding.ts`), or a 304.
+   * for a client that accepts it: `compression/body-encoding.ts`), or a 304.
    */
   write(req: IncomingMessage, res: ServerResponse, request: BulkRequest): void {
     const { context, scope } = request;

@@ -6,8 +6,8 @@ import type {
   SecuritySchemeObject,
 } from 'openapi3-ts/oas31';
 import type { z } from 'zod';
-import { errorResponses } from '../docs/error-responses';
-import { varyHeader } from '../docs/response-headers';
+import { errorResponses } from '../openapi/error-responses';
+import { varyHeader } from '../openapi/response-headers';
 import { INACTIVITY_DELAY_SEC, STREAM_PATH } from './bulk-answer';
 import {
   ofrepBulkFailureSchema,

@@ -109,7 +109,7 @@ export const REACH_INS: readonly ReachIn[] = [
     name: 'Unleash#metrics',
     reliesOn:
       'the usage-metrics collector: disabled (boolean), increaseCounter, increaseVariantCounter, sendMetrics',
-    usedBy: 'internals.ts (usageBucket), ../unleash-repository.ts (batched counting through SdkMetrics)',
+    usedBy: 'internals.ts (usageBucket), sources/unleash-repository.ts (batched counting through SdkMetrics)',
     check: (sdk) => {
       const metrics = metricsOf(sdk);
       const problem = functionsProblem('Unleash#metrics', metrics, [

@@ -5,25 +5,25 @@ import {
   type Context,
   type Strategy,
 } from 'unleash-client';
-import type { FeatureInterface, Segment, HttpOptions } from './sdk/types';
+import type { FeatureInterface, Segment, HttpOptions } from '../upstream/sdk/types';
 import type { Logger } from '../../common/logging/logger';
 import type { ProxyConfig } from '../config/types';
-import type { SdkVariant, FastEvaluation, FeatureRepository, UpstreamStats } from './feature-repository';
-import { GuardedRepository } from './sdk/guarded-repository';
-import { segmentsUsedBy } from './segments-used';
+import type { SdkVariant, FastEvaluation, FeatureRepository, UpstreamStats } from '../upstream/feature-repository';
+import { GuardedRepository } from '../upstream/sdk/guarded-repository';
+import { segmentsUsedBy } from '../upstream/segments-used';
 import {
   DecidingStrategy,
   ProxyUnleash,
   usageBucket,
   warnNamesAsData,
   type SdkMetrics,
-} from './sdk/internals';
-import { findFaults, NO_FAULTS, type DefinitionsFaults, type ToggleFault } from './toggle-faults';
-import { resolveVariant } from './sdk/variant';
+} from '../upstream/sdk/internals';
+import { findFaults, NO_FAULTS, type DefinitionsFaults, type ToggleFault } from '../upstream/toggle-faults';
+import { resolveVariant } from '../upstream/sdk/variant';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
 import { limitedBootstrapProvider } from '../bootstrap/limited-bootstrap';
-import type { DefinitionsSource } from './definitions-source';
+import type { DefinitionsSource } from '../upstream/definitions-source';
 import { upstreamHeaders } from '../transport/upstream-headers';
 import { copyFields } from '../context/copy-fields';
 

@@ -1,6 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
-import { environmentLabels } from '../environments/environment-metrics';
-import type { EnvironmentRegistry } from '../environments/registry';
+import { environmentLabels } from './environment-metrics';
+import type { EnvironmentRegistry } from './registry';
 
 /**
  * `flags_proxy_toggles_sdk_evaluated{environment}`: toggles of each environment's current

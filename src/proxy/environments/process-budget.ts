@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { ProxyConfig } from '../config/types';
-import type { ScopeServing } from '../environments/environment';
-import { ViewBudget } from '../environments/view-budget';
+import type { ScopeServing } from './environment';
+import { ViewBudget } from './view-budget';
 import { EvaluationMemory } from '../engine/evaluation-memory';
 import { StreamSlots } from '../ofrep/stream-limit';
 
