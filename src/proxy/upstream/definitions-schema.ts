@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { LIST_OPERATORS } from './toggle-faults';
+import {
+  isDateOperator,
+  isListOperator,
+  isNumberOperator,
+  isSemverOperator,
+  SEMVER,
+} from '../../common/definitions/operators';
 
 /**
  * The documented shape of the client API's definitions (the OpenAPI description of
@@ -8,11 +14,6 @@ import { LIST_OPERATORS } from './toggle-faults';
  * arbiter of what definitions mean: `definitions-document.ts` refuses only what is no definitions
  * document, and `toggle-faults.ts` quarantines a toggle whose shape would make evaluation throw.
  */
-
-const NUMBER_OPERATORS = new Set(['NUM_EQ', 'NUM_GT', 'NUM_GTE', 'NUM_LT', 'NUM_LTE']);
-const DATE_OPERATORS = new Set(['DATE_AFTER', 'DATE_BEFORE']);
-const SEMVER_OPERATORS = new Set(['SEMVER_EQ', 'SEMVER_GT', 'SEMVER_LT', 'SEMVER_GTE', 'SEMVER_LTE']);
-const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 
 /** A number written as a string (or a number), as the SDK reads it with `Number(...)`. */
 const isNumeric = (value: unknown): boolean =>
@@ -30,20 +31,19 @@ const constraint = z
   })
   .superRefine((c, ctx) => {
     const op = c.operator;
-    if (LIST_OPERATORS.has(op)) {
+    if (isListOperator(op)) {
       if (!c.values)
         ctx.addIssue({ code: 'custom', path: ['values'], message: `${op} needs a list of strings` });
       return;
     }
-    const single =
-      NUMBER_OPERATORS.has(op) || DATE_OPERATORS.has(op) || SEMVER_OPERATORS.has(op) || op === 'REGEX';
+    const single = isNumberOperator(op) || isDateOperator(op) || isSemverOperator(op) || op === 'REGEX';
     if (!single) return; // unknown operator: the SDK evaluates the constraint as false
     const value = c.value;
     let problem: string | undefined;
     if (typeof value !== 'string') problem = 'a string';
-    else if (NUMBER_OPERATORS.has(op) && !isNumeric(value)) problem = 'a number';
-    else if (DATE_OPERATORS.has(op) && Number.isNaN(Date.parse(value))) problem = 'a date';
-    else if (SEMVER_OPERATORS.has(op) && !SEMVER.test(value)) problem = 'a semantic version';
+    else if (isNumberOperator(op) && !isNumeric(value)) problem = 'a number';
+    else if (isDateOperator(op) && Number.isNaN(Date.parse(value))) problem = 'a date';
+    else if (isSemverOperator(op) && !SEMVER.test(value)) problem = 'a semantic version';
     if (problem)
       ctx.addIssue({ code: 'custom', path: ['value'], message: `${op} needs ${problem} in "value"` });
   });

@@ -1,4 +1,5 @@
 import type { FeatureInterface, Segment } from './sdk/types';
+import { isListOperator } from '../../common/definitions/operators';
 
 /**
  * What the proxy checks in definitions, toggle by toggle, once per revision. The SDK is the arbiter
@@ -38,16 +39,6 @@ interface Finding {
   readonly path: string;
   readonly problem: string;
 }
-
-/** Operators whose SDK code calls `values.filter(...).map(v => v.trim())` before anything else. */
-export const LIST_OPERATORS = new Set([
-  'IN',
-  'NOT_IN',
-  'STR_ENDS_WITH',
-  'STR_STARTS_WITH',
-  'STR_CONTAINS',
-  'IN_CIDR',
-]);
 
 /** Built-in strategies that read their `parameters` object (so it must be there). */
 const READS_PARAMETERS = new Set([
@@ -105,7 +96,7 @@ function checkConstraint(c: unknown, path: string, out: Findings): void {
     out.irregular(`${path}.operator`, 'not a string');
     return;
   }
-  if (LIST_OPERATORS.has(operator)) {
+  if (isListOperator(operator)) {
     const values = own(c, 'values');
     if (!Array.isArray(values)) {
       out.throws(`${path}.values`, `${operator} needs a list of strings`);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isListOperator, OPERATORS, SEMVER } from '../../common/definitions/operators';
 import { dataRecord, nameMap } from '../../common/http/data-record';
 
 /**
@@ -6,29 +7,8 @@ import { dataRecord, nameMap } from '../../common/http/data-record';
  * read (`{version, features, segments}`), plus `tags` on features for the `tag` filter. Defaults are
  * filled in so the served payload is complete (`constraints: []`, `inverted: false`, …).
  */
-export const OPERATORS = [
-  'IN',
-  'NOT_IN',
-  'STR_ENDS_WITH',
-  'STR_STARTS_WITH',
-  'STR_CONTAINS',
-  'NUM_EQ',
-  'NUM_GT',
-  'NUM_GTE',
-  'NUM_LT',
-  'NUM_LTE',
-  'DATE_AFTER',
-  'DATE_BEFORE',
-  'SEMVER_EQ',
-  'SEMVER_GT',
-  'SEMVER_LT',
-  'SEMVER_GTE',
-  'SEMVER_LTE',
-  'REGEX',
-  'IN_CIDR',
-] as const;
+export { OPERATORS } from '../../common/definitions/operators';
 
-const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 const name = z.string().trim().min(1, 'must be a non-empty string');
 
 export const constraintSchema = z
@@ -42,7 +22,7 @@ export const constraintSchema = z
   })
   .superRefine((c, ctx) => {
     const op = c.operator;
-    const needsValues = op === 'IN' || op === 'NOT_IN' || op.startsWith('STR_') || op === 'IN_CIDR';
+    const needsValues = isListOperator(op);
     if (needsValues) {
       if (c.values.length === 0)
         ctx.addIssue({

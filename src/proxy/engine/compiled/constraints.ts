@@ -1,4 +1,5 @@
 import type { Context } from 'unleash-client';
+import { isListOperator, isSingleValueOperator } from '../../../common/definitions/operators';
 import {
   sdkIpAddress,
   sdkRe2,
@@ -165,23 +166,6 @@ function cidrOperator(field: string, values: readonly string[]): Check {
   };
 }
 
-const LIST = new Set(['IN', 'NOT_IN', 'STR_STARTS_WITH', 'STR_ENDS_WITH', 'STR_CONTAINS', 'IN_CIDR']);
-const SINGLE = new Set([
-  'NUM_EQ',
-  'NUM_GT',
-  'NUM_GTE',
-  'NUM_LT',
-  'NUM_LTE',
-  'DATE_AFTER',
-  'DATE_BEFORE',
-  'SEMVER_EQ',
-  'SEMVER_GT',
-  'SEMVER_GTE',
-  'SEMVER_LT',
-  'SEMVER_LTE',
-  'REGEX',
-]);
-
 /**
  * One constraint as `unleash-client` 6's `Strategy.checkConstraint` evaluates it (operator, then
  * `inverted`). Throws `NotCompiled` for an operator it does not know or a shape other than the
@@ -201,12 +185,12 @@ export function compileConstraint(constraint: Constraint): Check {
   const values: unknown = (constraint as { values?: unknown }).values;
   const value: unknown = (constraint as { value?: unknown }).value;
   let check: Check;
-  if (LIST.has(operator)) {
+  if (isListOperator(operator)) {
     if (!isStringList(values)) throw new NotCompiled(`${operator} without a list of strings`);
     if (operator === 'IN' || operator === 'NOT_IN') check = inOperator(field, values, operator === 'NOT_IN');
     else if (operator === 'IN_CIDR') check = cidrOperator(field, values);
     else check = stringOperator(field, operator, values, caseInsensitive === true);
-  } else if (SINGLE.has(operator)) {
+  } else if (isSingleValueOperator(operator)) {
     if (typeof value !== 'string') throw new NotCompiled(`${operator} without a string value`);
     if (operator.startsWith('NUM_')) check = numberOperator(field, operator, value);
     else if (operator.startsWith('DATE_')) check = dateOperator(operator, value);
