@@ -40,6 +40,9 @@ import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
 import { RequestMetrics } from './prometheus/request-metrics';
 import { environmentScrape } from './prometheus/environment-filter';
+import { registerEdgeRequestSeries } from './prometheus/edge-request-series';
+import { EdgeUpstreamSeries } from './prometheus/edge-series';
+import { upstreamExchanges, watchUpstreamExchanges } from './prometheus/upstream-exchanges';
 import { prometheusRouter } from './prometheus/router';
 import { requireReady } from './readiness/require-ready';
 import { serverSdkRouter } from './server-sdk/router';
@@ -100,6 +103,11 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const httpOptions = { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent };
   // Series of the environments (backup, change streams) are moved to the app's registry below.
   const staging = new Registry();
+  // Unleash Edge's series; the exchanges are watched before any environment starts fetching.
+  const identity = { appName: config.flagsAppName, instanceId: config.flagsInstanceId };
+  const edgeUpstream = new EdgeUpstreamSeries(identity, staging);
+  const exchanges = upstreamExchanges(config.flagsUrl, agent);
+  const stopWatching = exchanges ? watchUpstreamExchanges(exchanges, edgeUpstream) : () => undefined;
   const usageHooks: { metrics?: ProxyMetrics } = {};
   // One budget per app: every environment and project view shares its limits and memory.
   const budget = new ProcessBudget(config, staging);
@@ -122,6 +130,8 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     if (metric) metrics.registry.registerMetric(metric);
   }
   registerEngineMetrics(metrics.registry, environments);
+  registerEdgeRequestSeries(metrics.registry, metrics.requestSeries, identity);
+  edgeUpstream.trackRegistrations(() => environments.environments.map((e) => e.features));
   // Several environments: a scrape shows the key's own environment's series only.
   const scrapeViews = new Map<Environment, (text: string) => string>();
   if (environments.environments.length > 1 || environments.named) {
@@ -162,6 +172,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       validator,
     });
   } catch (err) {
+    stopWatching();
     validator?.close();
     void environments.close();
     throw err;
@@ -344,6 +355,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     whenReady: () => environments.whenReady(),
     listener,
     close: async () => {
+      stopWatching();
       validator?.close();
       await environments.close();
       metrics.close();
