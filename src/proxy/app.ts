@@ -42,6 +42,7 @@ import { RequestMetrics } from './prometheus/request-metrics';
 import { environmentScrape } from './prometheus/environment-filter';
 import { registerEdgeRequestSeries } from './prometheus/edge-request-series';
 import { EdgeUpstreamSeries } from './prometheus/edge-series';
+import { registerOperatorSeries } from './prometheus/operator-series';
 import { upstreamExchanges, watchUpstreamExchanges } from './prometheus/upstream-exchanges';
 import { prometheusRouter } from './prometheus/router';
 import { requireReady } from './readiness/require-ready';
@@ -132,6 +133,15 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   registerEngineMetrics(metrics.registry, environments);
   registerEdgeRequestSeries(metrics.registry, metrics.requestSeries, identity);
   edgeUpstream.trackRegistrations(() => environments.environments.map((e) => e.features));
+  const environmentLabelList = environmentLabels(environments);
+  registerOperatorSeries(metrics.registry, {
+    environments: environments.environments.map((e, i) => ({
+      label: environmentLabelList[i],
+      stats: () => e.features.stats,
+    })),
+    budgets: { answer_cache: budget.evaluation.answers.budget, memo: budget.evaluation.memo },
+    streamLimit: budget.streams.limit,
+  });
   // Several environments: a scrape shows the key's own environment's series only.
   const scrapeViews = new Map<Environment, (text: string) => string>();
   if (environments.environments.length > 1 || environments.named) {
