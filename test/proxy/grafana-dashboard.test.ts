@@ -44,7 +44,7 @@ const KEYWORDS = new Set([
 ]);
 
 /** The series a PromQL expression (or a Grafana `label_values(...)` query) names. */
-export function seriesNamed(expr: string): string[] {
+function seriesNamed(expr: string): string[] {
   const bare = expr
     .replace(/"(?:[^"\\]|\\.)*"/g, '""') // label values
     .replace(/\{[^}]*\}/g, '') // label matchers
