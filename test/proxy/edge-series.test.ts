@@ -168,6 +168,24 @@ describe("Unleash Edge's series on /internal-backstage/metrics", () => {
     ]);
   });
 
+  test('the keyed scrape of the specification carries them too, beside its own three series', async () => {
+    upstream.featureHeaders = { 'x-unleash-version': '7.2.1' };
+    const app = proxy();
+    await app.whenReady();
+    const res = await request(app)
+      .get('/proxy/internal-backstage/prometheus')
+      .set('Authorization', CLIENT_KEY);
+    expect(res.status).toBe(200);
+    const text = new Exposition(res.text);
+    expect(text.types.get('flags_proxy_up')).toBe('counter');
+    expect(text.value('flags_proxy_up')).toBe(1);
+    expect(text.types.get('last_metrics_update_epoch_timestamp_ms')).toBe('gauge');
+    expect(text.types.get('last_metrics_fetch_epoch_timestamp_ms')).toBe('gauge');
+    expect(text.types.get('client_feature_fetch')).toBe('histogram');
+    expect(text.value('client_feature_fetch_count', { status_code: '200', ...identity(app) })).toBe(1);
+    expect(text.value('upstream_version', { server: 'unleash', version: '7.2.1', ...identity(app) })).toBe(1);
+  });
+
   test('upstream_version has no sample while the upstream names no version', async () => {
     const app = proxy();
     await app.whenReady();
