@@ -110,6 +110,27 @@ describe("Unleash Edge's series on /internal-backstage/metrics", () => {
     expect(text.find('client_register_failures')).toHaveLength(1);
   });
 
+  test("a client SDK's forwarded registration the upstream refuses is not the proxy's own", async () => {
+    const app = proxy({ metricsInterval: 3_600_000 });
+    await app.whenReady();
+    await waitFor(() => upstream.posted('/api/client/register').length === 1);
+    // from now on the upstream refuses registrations: only the forwarded one meets it
+    upstream.usageStatus = (path) => (path === '/api/client/register' ? 400 : undefined);
+    await request(app)
+      .post('/proxy/client/register')
+      .set('Authorization', CLIENT_KEY)
+      .send({ appName: 'some-sdk', instanceId: 'pod-1', strategies: [] })
+      .expect(202);
+    await app.clientUsage.forwarder.flush();
+    expect(upstream.posted('/api/client/register')).toHaveLength(2);
+
+    const text = await scrape(app);
+    expect(text.find('client_register_failures')).toEqual([]);
+    expect(
+      text.value('flags_proxy_client_usage_forwards_total', { path: 'client/register', result: 'refused' }),
+    ).toBe(1);
+  });
+
   test('client_register_failures stays empty while the upstream accepts the registration', async () => {
     const app = proxy();
     await app.whenReady();
