@@ -49,7 +49,7 @@ async function quiesce(): Promise<void> {
 
 describe("Unleash Edge's series on /internal-backstage/metrics", () => {
   test('client_feature_fetch times every definitions fetch the upstream answered, and client_feature_fetch_failures counts the failed ones, by status', async () => {
-    const app = proxy({ upstreamRequestTimeout: 1 });
+    const app = proxy({ upstreamRequestTimeout: 2 });
     await app.whenReady();
     const failingFrom = upstream.featureRequests().length;
     upstream.fault = { status: 500, body: 'boom' };
@@ -81,8 +81,8 @@ describe("Unleash Edge's series on /internal-backstage/metrics", () => {
       expect(text.value('client_feature_fetch_bucket', { ...set, le: '+Inf' })).toBe(count);
       const sum = text.value('client_feature_fetch_sum', set) ?? -1;
       expect(sum).toBeGreaterThanOrEqual(0);
-      // milliseconds: loopback answers take well under the 1 s timeout each
-      expect(sum).toBeLessThan(count * 1000);
+      // milliseconds: each answer came within the 2 s timeout
+      expect(sum).toBeLessThan(count * 2000);
     }
     expect(text.find('client_feature_fetch_count').length).toBe(expected.size);
     // Edge's buckets, in milliseconds
