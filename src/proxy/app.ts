@@ -40,6 +40,10 @@ import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
 import { RequestMetrics } from './prometheus/request-metrics';
 import { environmentScrape } from './prometheus/environment-filter';
+import { registerEdgeRequestSeries } from './prometheus/edge-request-series';
+import { EdgeUpstreamSeries } from './prometheus/edge-series';
+import { registerOperatorSeries } from './prometheus/operator-series';
+import { upstreamExchanges, watchUpstreamExchanges } from './prometheus/upstream-exchanges';
 import { prometheusRouter } from './prometheus/router';
 import { requireReady } from './readiness/require-ready';
 import { serverSdkRouter } from './server-sdk/router';
@@ -100,6 +104,11 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const httpOptions = { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent };
   // Series of the environments (backup, change streams) are moved to the app's registry below.
   const staging = new Registry();
+  // Unleash Edge's series; the exchanges are watched before any environment starts fetching.
+  const identity = { appName: config.flagsAppName, instanceId: config.flagsInstanceId };
+  const edgeUpstream = new EdgeUpstreamSeries(identity, staging);
+  const exchanges = upstreamExchanges(config.flagsUrl, agent);
+  const stopWatching = exchanges ? watchUpstreamExchanges(exchanges, edgeUpstream) : () => undefined;
   const usageHooks: { metrics?: ProxyMetrics } = {};
   // One budget per app: every environment and project view shares its limits and memory.
   const budget = new ProcessBudget(config, staging);
@@ -122,6 +131,17 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     if (metric) metrics.registry.registerMetric(metric);
   }
   registerEngineMetrics(metrics.registry, environments);
+  registerEdgeRequestSeries(metrics.registry, metrics.requestSeries, identity);
+  edgeUpstream.trackRegistrations(() => environments.environments.map((e) => e.features));
+  const environmentLabelList = environmentLabels(environments);
+  registerOperatorSeries(metrics.registry, {
+    environments: environments.environments.map((e, i) => ({
+      label: environmentLabelList[i],
+      stats: () => e.features.stats,
+    })),
+    budgets: { answer_cache: budget.evaluation.answers.budget, memo: budget.evaluation.memo },
+    streamLimit: budget.streams.limit,
+  });
   // Several environments: a scrape shows the key's own environment's series only.
   const scrapeViews = new Map<Environment, (text: string) => string>();
   if (environments.environments.length > 1 || environments.named) {
@@ -162,6 +182,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       validator,
     });
   } catch (err) {
+    stopWatching();
     validator?.close();
     void environments.close();
     throw err;
@@ -344,6 +365,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     whenReady: () => environments.whenReady(),
     listener,
     close: async () => {
+      stopWatching();
       validator?.close();
       await environments.close();
       metrics.close();

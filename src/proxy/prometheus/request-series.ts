@@ -56,6 +56,16 @@ export class RequestSeries {
     return found;
   }
 
+  /** Every label set recorded so far, read at scrape time (Unleash Edge's names of the same requests). */
+  recorded(): IterableIterator<RequestSeriesEntry> {
+    return this.entries.values();
+  }
+
+  /** The upper bounds of the duration buckets, in seconds (the last bucket, `+Inf`, not included). */
+  get bucketBounds(): readonly number[] {
+    return this.bounds;
+  }
+
   /** Registers both series in `registry`. */
   register(registry: Registry): void {
     const entries = () => [...this.entries.values()];

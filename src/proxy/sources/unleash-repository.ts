@@ -51,6 +51,9 @@ export interface UnleashRepositoryOptions {
  */
 const SDK_TOGGLE_REPORT = /^Unleash Repository error: feature\.(strategies|variants|enabled) should be /;
 
+/** What `unleash-client` 6 warns when the upstream answers its registration outside 2xx. */
+const REGISTER_FAILURE = /client\/register returning (\d{3})$/;
+
 /** The SDK needs a URL; a repository fed by a source never requests it. */
 const NO_UPSTREAM_URL = 'http://offline.invalid/api/';
 
@@ -72,6 +75,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
     definitionsRefused: 0,
     togglesQuarantined: 0,
     usageReportsRefused: 0,
+    registerFailures: new Map(),
   };
   private readonly unleash: ProxyUnleash;
   private readonly staticContext: Context;
@@ -265,6 +269,11 @@ export class UnleashFeatureRepository implements FeatureRepository {
     this.unleash.on('warn', (msg: unknown) => {
       const text = String(msg);
       if (/responded|Backing off/.test(text)) this.stats.fetchErrors += 1;
+      const registerFailure = REGISTER_FAILURE.exec(text);
+      if (registerFailure) {
+        const status = Number(registerFailure[1]);
+        this.stats.registerFailures.set(status, (this.stats.registerFailures.get(status) ?? 0) + 1);
+      }
       this.upstreamWarnings.warn(`upstream: ${text}`, text);
     });
     this.source = source;

@@ -70,6 +70,8 @@ export interface UpstreamStats {
   togglesQuarantined: number;
   /** Usage reports of the proxy's own that the upstream refused (their counts were dropped). */
   usageReportsRefused: number;
+  /** The proxy's own registrations (`POST client/register`) the upstream answered outside 2xx, by status. */
+  registerFailures: Map<number, number>;
 }
 
 /**
