@@ -8,7 +8,12 @@ import {
 import type { FeatureInterface, Segment, HttpOptions } from '../upstream/sdk/types';
 import type { Logger } from '../../common/logging/logger';
 import type { ProxyConfig } from '../config/types';
-import type { SdkVariant, FastEvaluation, FeatureRepository, UpstreamStats } from '../upstream/feature-repository';
+import type {
+  SdkVariant,
+  FastEvaluation,
+  FeatureRepository,
+  UpstreamStats,
+} from '../upstream/feature-repository';
 import { GuardedRepository } from '../upstream/sdk/guarded-repository';
 import { segmentsUsedBy } from '../upstream/segments-used';
 import {
