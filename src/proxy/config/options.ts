@@ -360,7 +360,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     env: ['REDIRECT_HTTP_TO_HTTPS'],
     parse: p.boolean,
     default: false,
-    doc: 'With TLS on: `PORT` answers every request with a 308 to the same path on `TLS_SERVER_PORT`',
+    doc: 'With `TLS_ENABLE` (refused at start without it): `PORT` answers every request with a 308 to the same path and query on `TLS_SERVER_PORT`',
   },
   {
     key: 'cors.allowedHeaders',
@@ -436,7 +436,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     key: 'upstreamCertificateFile',
     env: ['UPSTREAM_CERTIFICATE_FILE'],
     parse: p.string,
-    doc: "PEM file of CA certificates trusted for the upstream's certificate, beside the system's",
+    doc: "PEM file of CA certificates trusted for the upstream's certificate, beside the system's; a file holding no certificate stops start-up",
   },
   {
     key: 'clientIdentity.pkcs8CertificateFile',
