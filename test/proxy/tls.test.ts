@@ -237,6 +237,17 @@ describe('TLS serving: forward secrecy, absolute-form targets, the redirect', ()
       `GET /proxy/health?x=1 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
     );
     expect(origin.headers.get('location')).toBe(`https://127.0.0.1:${tlsPort}/proxy/health?x=1`);
+    // the absolute form names the host, and wins over Host; a host with userinfo is never written
+    const named = await rawRequest(
+      port,
+      `GET http://localhost:${port}/proxy HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(named.headers.get('location')).toBe(`https://localhost:${tlsPort}/proxy`);
+    const userinfo = await rawRequest(
+      port,
+      `GET http://evil.example@127.0.0.1:${port}/proxy HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(userinfo.status).toBe(400);
   });
 
   test('REDIRECT_HTTP_TO_HTTPS without TLS_ENABLE stops start-up naming both', async () => {
