@@ -268,32 +268,36 @@ describe('TLS serving: forward secrecy, absolute-form targets, the redirect', ()
   });
 
   test.each([
-    ['text that is no certificate', 'not a certificate\n'],
-    ['an empty file', ''],
-    ['a private key only', null],
+    ['text that is no certificate', 'not a certificate\n', 'holds no PEM certificate'],
+    ['an empty file', '', 'holds no PEM certificate'],
+    ['a private key only', null, 'holds no PEM certificate'],
     [
       'a certificate block that does not parse',
       '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n',
+      'certificate 1 of 1 in the file does not parse',
     ],
-  ])('UPSTREAM_CERTIFICATE_FILE holding %s stops start-up naming the variable', async (_what, content) => {
-    const up = await plainUpstream();
-    const file = content === null ? certs.serverKey : path.join(certs.dir, `ca-${Math.random()}.pem`);
-    if (content !== null) writeFileSync(file, content);
-    program = startProgram({
-      FLAGS_URL: up.url,
-      FLAGS_API_TOKEN: up.token,
-      FLAGS_PROXY_CLIENT_KEYS: KEY,
-      PORT: '0',
-      UPSTREAM_CERTIFICATE_FILE: file,
-    });
-    const { code, stderr, stdout } = await program.exited;
-    expect(code).toBe(1);
-    expect(stdout).not.toContain('listening');
-    const lines = stderr.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^flags-proxy: cannot start: UPSTREAM_CERTIFICATE_FILE: /);
-    expect(lines[0]).toContain('no PEM certificate');
-  });
+  ])(
+    'UPSTREAM_CERTIFICATE_FILE holding %s stops start-up naming the variable',
+    async (_what, content, why) => {
+      const up = await plainUpstream();
+      const file = content === null ? certs.serverKey : path.join(certs.dir, `ca-${Math.random()}.pem`);
+      if (content !== null) writeFileSync(file, content);
+      program = startProgram({
+        FLAGS_URL: up.url,
+        FLAGS_API_TOKEN: up.token,
+        FLAGS_PROXY_CLIENT_KEYS: KEY,
+        PORT: '0',
+        UPSTREAM_CERTIFICATE_FILE: file,
+      });
+      const { code, stderr, stdout } = await program.exited;
+      expect(code).toBe(1);
+      expect(stdout).not.toContain('listening');
+      const lines = stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^flags-proxy: cannot start: UPSTREAM_CERTIFICATE_FILE: /);
+      expect(lines[0]).toContain(why);
+    },
+  );
 });
 
 describe('TLS files that cannot serve stop start-up', () => {

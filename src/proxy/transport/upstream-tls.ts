@@ -24,7 +24,7 @@ function caCertificates(file: Buffer, variable: string): string[] {
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       throw new ConfigError([
-        `${variable}: certificate ${index + 1} of ${blocks.length} does not parse (${reason}); the file holds no PEM certificate usable as a CA`,
+        `${variable}: certificate ${index + 1} of ${blocks.length} in the file does not parse (${reason})`,
       ]);
     }
   });
