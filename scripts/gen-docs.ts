@@ -1,13 +1,15 @@
 /**
  * Regenerates the proxy's option table in docs/configuration.md (between the proxy-options markers),
- * the table of Unleash Edge's variables in docs/unleash-edge.md (edge-variables markers) and
- * `.env.example` from the declarations. Run with `npm run docs`; tests check all three.
+ * the table of Unleash Edge's variables in docs/unleash-edge.md (edge-variables markers), flags-server's
+ * option table in docs/flags-server.md (flags-server-options markers) and
+ * `.env.example` and `.env.server.example` from the declarations. Run with `npm run docs`; tests check each.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { envExampleLines, optionsMarkdownTable } from '../src/common/config/markdown';
 import { edgeVariablesMarkdownTable } from '../src/proxy/config/edge-variables';
 import { PROXY_OPTIONS } from '../src/proxy/config/options';
+import { serverConfigMarkdownTable, serverEnvExample } from '../src/server/config/options';
 
 const root = path.resolve(__dirname, '..', __dirname.includes(`${path.sep}dist${path.sep}`) ? '..' : '');
 /** Replaces what stands between `<!-- name:start -->` and `<!-- name:end -->` with `table`. */
@@ -23,6 +25,7 @@ function regenerate(page: string, name: string, table: string): void {
 }
 regenerate('configuration.md', 'proxy-options', optionsMarkdownTable(PROXY_OPTIONS));
 regenerate('unleash-edge.md', 'edge-variables', edgeVariablesMarkdownTable());
+regenerate('flags-server.md', 'flags-server-options', serverConfigMarkdownTable());
 
 const header = [
   '# flags-proxy configuration. Copy to .env (or pass with `docker run --env-file`) and fill in.',
@@ -34,3 +37,4 @@ writeFileSync(
   path.join(root, '.env.example'),
   `${[...header, ...envExampleLines(PROXY_OPTIONS)].join('\n')}\n`,
 );
+writeFileSync(path.join(root, '.env.server.example'), serverEnvExample());

@@ -39,6 +39,35 @@ describe('address lists (pure)', () => {
     expect(isAllowed(lists(allow, deny), address)).toBe(expected);
   });
 
+  test.each([
+    // IPv4-mapped entries are the IPv4 addresses they carry, in either list, whatever the client's form
+    [[], ['::ffff:127.0.0.1'], '127.0.0.1', false],
+    [[], ['::ffff:127.0.0.1'], '::ffff:127.0.0.1', false],
+    [[], ['::ffff:127.0.0.1'], '127.0.0.2', true],
+    [[], ['::ffff:127.0.0.0/104'], '127.9.9.9', false],
+    [[], ['::ffff:127.0.0.0/104'], '128.0.0.1', true],
+    [[], ['::ffff:7f00:0/104'], '127.0.0.1', false],
+    [[], ['::FFFF:10.0.0.0/120'], '10.0.0.200', false],
+    [['::ffff:127.0.0.1'], [], '127.0.0.1', true],
+    [['::ffff:127.0.0.0/104'], [], '::ffff:127.3.4.5', true],
+    [['::ffff:127.0.0.0/104'], [], '10.0.0.1', false],
+    [['::ffff:0.0.0.0/96'], [], '203.0.113.7', true],
+    [['::ffff:0.0.0.0/96'], [], '2001:db8::1', false],
+    // an IPv6 range wider than the mapped block stays IPv6: it never matches an IPv4 client
+    [[], ['::/0'], '127.0.0.1', true],
+    [[], ['::/0'], '2001:db8::1', false],
+  ])('mapped entries: allow %j deny %j: %s is allowed: %s', (allow, deny, address, expected) => {
+    expect(isAllowed(lists(allow, deny), address)).toBe(expected);
+  });
+
+  test('an IPv4-mapped entry reads as its IPv4 range', () => {
+    expect(parseCidr('::ffff:127.0.0.0/104')).toMatchObject({ family: 4, prefix: 8 });
+    expect(parseCidr('::ffff:127.0.0.1')).toMatchObject({ family: 4, prefix: 32 });
+    expect(parseCidr('::ffff:127.0.0.0/104')?.bits).toBe(parseCidr('127.0.0.0/8')?.bits);
+    expect(parseCidr('::ffff:127.0.0.0/104')?.text).toBe('::ffff:127.0.0.0/104');
+    expect(parseCidr('::ffff:0:0/95')).toMatchObject({ family: 6, prefix: 95 });
+  });
+
   test('with a list configured, an address that does not parse is refused; without one, anything passes', () => {
     expect(isAllowed(lists([], ['10.0.0.0/8']), 'not-an-ip')).toBe(false);
     expect(isAllowed(lists([], ['10.0.0.0/8']), undefined)).toBe(false);
@@ -131,6 +160,31 @@ describe('ALLOW_LIST and DENY_LIST (the built program)', () => {
     expect((await request(`${base}/proxy`, { headers: from('2001:db9::42') })).status).toBe(200);
     // a header that is not an address never slips past a list
     expect((await request(`${base}/proxy`, { headers: from('not-an-address') })).status).toBe(403);
+  });
+
+  test('an IPv4-mapped DENY_LIST entry refuses the IPv4 client it names', async () => {
+    const base = await start({ DENY_LIST: '::ffff:127.0.0.1' });
+    await waitForStatus(program as Program, `${base}/proxy/health`, 403);
+    expect((await request(`${base}/proxy`, { headers: asKey })).status).toBe(403);
+    await program?.kill();
+
+    const range = await start({ DENY_LIST: '::ffff:127.0.0.0/104' });
+    await waitForStatus(program as Program, `${range}/proxy/health`, 403);
+    expect((await request(`${range}/api/frontend`, { headers: asKey })).status).toBe(403);
+  });
+
+  test('an IPv4-mapped ALLOW_LIST entry serves the IPv4 client it names', async () => {
+    const base = await start({ ALLOW_LIST: '::ffff:127.0.0.1' });
+    await waitForStatus(program as Program, `${base}/proxy`, 200, { headers: asKey });
+    expect((await request(`${base}/api/frontend`, { headers: asKey })).status).toBe(200);
+  });
+
+  test('with TRUST_PROXY a mapped X-Forwarded-For address and a mapped entry compare as IPv4', async () => {
+    const base = await start({ TRUST_PROXY: 'true', DENY_LIST: '::ffff:203.0.113.0/120' });
+    const from = (address: string) => ({ ...asKey, 'x-forwarded-for': address });
+    await waitForStatus(program as Program, `${base}/proxy`, 200, { headers: from('198.51.100.7') });
+    expect((await request(`${base}/proxy`, { headers: from('203.0.113.9') })).status).toBe(403);
+    expect((await request(`${base}/proxy`, { headers: from('::ffff:203.0.113.9') })).status).toBe(403);
   });
 
   test('without TRUST_PROXY X-Forwarded-For is ignored: the socket address decides', async () => {

@@ -265,6 +265,27 @@ describe('proxy configuration', () => {
 describe('documentation of the options', () => {
   const root = path.resolve(__dirname, '../..');
 
+  test('REDIRECT_HTTP_TO_HTTPS without TLS_ENABLE is refused; with it, accepted', () => {
+    expect(
+      configProblems(() =>
+        parseConfig({ logger: silentLogger }, { ...REQUIRED, REDIRECT_HTTP_TO_HTTPS: 'true' }),
+      ),
+    ).toEqual([
+      'REDIRECT_HTTP_TO_HTTPS=true needs TLS_ENABLE=true (with TLS_SERVER_CERT and TLS_SERVER_KEY): without HTTPS there is nothing to redirect to',
+    ]);
+    const config = parseConfig(
+      { logger: silentLogger },
+      {
+        ...REQUIRED,
+        REDIRECT_HTTP_TO_HTTPS: 'true',
+        TLS_ENABLE: 'true',
+        TLS_SERVER_CERT: '/c.pem',
+        TLS_SERVER_KEY: '/k.pem',
+      },
+    );
+    expect(config.tls).toMatchObject({ enable: true, redirectHttpToHttps: true });
+  });
+
   test('the configuration page holds exactly the table generated from the option declarations', () => {
     const page = readFileSync(path.join(root, 'docs', 'configuration.md'), 'utf8');
     expect(page).toContain(optionsMarkdownTable(PROXY_OPTIONS));

@@ -326,3 +326,67 @@ async function freePort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+test.each([
+  [
+    'FEATURES_REFRESH_INTERVAL_SECONDS',
+    {
+      UPSTREAM_URL: 'http://127.0.0.1:1',
+      TOKENS: '*:development.abc',
+      FEATURES_REFRESH_INTERVAL_SECONDS: '2592000',
+    },
+    'flags-proxy: cannot start: Invalid FEATURES_REFRESH_INTERVAL_SECONDS="2592000": must be at most 86400 s (1 day)',
+  ],
+  [
+    'FLAGS_FETCH_INTERVAL',
+    {
+      FLAGS_URL: 'http://127.0.0.1:1/api',
+      FLAGS_API_TOKEN: 't',
+      FLAGS_PROXY_CLIENT_KEYS: 'k',
+      FLAGS_FETCH_INTERVAL: '2592000000',
+    },
+    'flags-proxy: cannot start: Invalid FLAGS_FETCH_INTERVAL="2592000000": must be at most 86400000 ms (1 day)',
+  ],
+  [
+    'RELOAD_INTERVAL',
+    { BOOTSTRAP_FILE: '/nonexistent/features.json', FRONTEND_TOKENS: 'f', RELOAD_INTERVAL: '2147484' },
+    'flags-proxy: cannot start: Invalid RELOAD_INTERVAL="2147484": must be at most 86400 s (1 day)',
+  ],
+])('%s past its maximum stops start-up with one line naming it and the bound', async (_name, env, line) => {
+  const { exited } = run({ ...env, PORT: '0' });
+  const { code, stdout, stderr } = await exited;
+  expect(code).toBe(1);
+  expect(stdout).not.toContain('listening');
+  expect(stderr.trim().split('\n')).toEqual([line]);
+});
+
+test("at the maxima of Edge's intervals the program polls once and warns of no timer overflow", async () => {
+  const upstream = await new TestUpstream(sampleFeatures()).start();
+  const { child, exited } = run({
+    FLAGS_URL: upstream.url,
+    FLAGS_API_TOKEN: upstream.token,
+    FLAGS_PROXY_CLIENT_KEYS: 'key-a',
+    PORT: '0',
+    FEATURES_REFRESH_INTERVAL_SECONDS: '86400',
+    METRICS_INTERVAL_SECONDS: '86400',
+    TOKEN_REVALIDATION_INTERVAL_SECONDS: '86400',
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  try {
+    const port = await childPort(child, () => output);
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(async () => (await fetch(`${base}/proxy/health`)).status === 200, 15_000);
+    for (let i = 0; i < 20; i += 1) {
+      expect((await fetch(`${base}/proxy`, { headers: { authorization: 'key-a' } })).status).toBe(200);
+    }
+    // a delay a timer cannot hold would have polled every millisecond by now
+    expect(upstream.featureRequests()).toHaveLength(1);
+    expect(output).not.toContain('TimeoutOverflowWarning');
+  } finally {
+    child.kill('SIGKILL');
+    await exited;
+    await upstream.stop();
+  }
+});

@@ -1,3 +1,7 @@
+import { writeFileSync } from 'node:fs';
+import { connect as connectTcp } from 'node:net';
+import path from 'node:path';
+import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { sampleFeatures } from '../support/fixtures';
 import { freePort } from '../support/listen';
 import {
@@ -32,6 +36,50 @@ afterEach(async () => {
   await upstream?.stop();
   upstream = undefined;
 });
+
+/** Writes `head` as is on a new connection and answers the status line and headers read back. */
+function rawRequest(port: number, head: string): Promise<{ status: number; headers: Map<string, string> }> {
+  return new Promise((resolve, reject) => {
+    const socket = connectTcp(port, '127.0.0.1', () => socket.write(head));
+    let text = '';
+    socket.on('data', (d: Buffer) => {
+      text += d.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      socket.destroy();
+      const headers = new Map(
+        text
+          .slice(0, end)
+          .split('\r\n')
+          .slice(1)
+          .map((line): [string, string] => {
+            const colon = line.indexOf(':');
+            return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
+          }),
+      );
+      resolve({ status: Number(text.slice(9, 12)), headers });
+    });
+    socket.on('error', reject);
+  });
+}
+
+/** The TLS handshake with `options`: the negotiated cipher and version, or the error that ended it. */
+function handshake(
+  port: number,
+  options: ConnectionOptions,
+): Promise<{ cipher: string; version: string } | { error: string }> {
+  return new Promise((resolve) => {
+    const socket = connectTls(
+      { host: '127.0.0.1', port, servername: 'localhost', ca: certs.read(certs.caCert), ...options },
+      () => {
+        const result = { cipher: socket.getCipher().name, version: socket.getProtocol() ?? '' };
+        socket.end();
+        resolve(result);
+      },
+    );
+    socket.on('error', (err) => resolve({ error: err.message }));
+  });
+}
 
 async function plainUpstream(): Promise<TestUpstream> {
   upstream = await new TestUpstream(sampleFeatures()).start();
@@ -111,6 +159,145 @@ describe('TLS serving (TLS_ENABLE)', () => {
     expect(code).toBe(1);
     expect(stderr).toContain('TLS_ENABLE=true needs TLS_SERVER_CERT and TLS_SERVER_KEY');
   });
+});
+
+describe('TLS serving: forward secrecy, absolute-form targets, the redirect', () => {
+  async function startTls(extra: Record<string, string> = {}): Promise<{ port: number; tlsPort: number }> {
+    const up = await plainUpstream();
+    const [port, tlsPort] = [await freePort(), await freePort()];
+    program = startProgram({
+      FLAGS_URL: up.url,
+      FLAGS_API_TOKEN: up.token,
+      FLAGS_PROXY_CLIENT_KEYS: KEY,
+      PORT: String(port),
+      TLS_ENABLE: 'true',
+      TLS_SERVER_CERT: certs.serverCert,
+      TLS_SERVER_KEY: certs.serverKey,
+      TLS_SERVER_PORT: String(tlsPort),
+      ...extra,
+    });
+    await waitForStatus(program, `https://127.0.0.1:${tlsPort}/proxy/health`, 200, {
+      ca: certs.read(certs.caCert),
+    });
+    return { port, tlsPort };
+  }
+
+  test('a TLS 1.2 cipher without forward secrecy is refused; ECDHE and TLS 1.3 are served', async () => {
+    const { tlsPort } = await startTls();
+    const tls12 = { maxVersion: 'TLSv1.2' } as const;
+    for (const cipher of ['AES128-GCM-SHA256', 'AES256-GCM-SHA384', 'AES128-SHA256', 'AES128-SHA']) {
+      expect(await handshake(tlsPort, { ...tls12, ciphers: cipher })).toHaveProperty('error');
+    }
+    expect(await handshake(tlsPort, { ...tls12, ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' })).toEqual({
+      cipher: 'ECDHE-RSA-AES128-GCM-SHA256',
+      version: 'TLSv1.2',
+    });
+    expect(await handshake(tlsPort, { ...tls12, ciphers: 'ECDHE-RSA-CHACHA20-POLY1305' })).toEqual({
+      cipher: 'ECDHE-RSA-CHACHA20-POLY1305',
+      version: 'TLSv1.2',
+    });
+    expect(await handshake(tlsPort, { minVersion: 'TLSv1.3' })).toMatchObject({ version: 'TLSv1.3' });
+    // what a client offering Node's defaults gets: forward secret
+    const chosen = await handshake(tlsPort, tls12);
+    expect(chosen).toMatchObject({ version: 'TLSv1.2', cipher: expect.stringMatching(/^ECDHE-/) });
+  });
+
+  test.each([
+    ['the raw front', {}],
+    ['the front inside Express (TRUST_PROXY)', { TRUST_PROXY: 'true' }],
+  ])('an absolute-form request target is answered as its origin form, through %s', async (_way, extra) => {
+    const { port } = await startTls(extra);
+    const absolute = (target: string) =>
+      rawRequest(
+        port,
+        `GET http://127.0.0.1:${port}${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ${KEY}\r\nConnection: close\r\n\r\n`,
+      );
+    expect((await absolute('/api/frontend')).status).toBe(200);
+    expect((await absolute('/proxy?userId=7')).status).toBe(200);
+    expect((await absolute('/api/frontend/features/no-such-flag')).status).toBe(404);
+    // what Express answers (no endpoint of the front): the same as in origin form
+    expect((await absolute('/no/such/path')).status).toBe(404);
+    const noKey = await rawRequest(
+      port,
+      `GET http://127.0.0.1:${port}/api/frontend HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(noKey.status).toBe(401);
+  });
+
+  test('the HTTPS redirect keeps the path and query of an absolute-form target', async () => {
+    const { port, tlsPort } = await startTls({ REDIRECT_HTTP_TO_HTTPS: 'true' });
+    const answer = await rawRequest(
+      port,
+      `GET http://127.0.0.1:${port}/api/frontend?userId=7 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer.status).toBe(308);
+    expect(answer.headers.get('location')).toBe(`https://127.0.0.1:${tlsPort}/api/frontend?userId=7`);
+    const origin = await rawRequest(
+      port,
+      `GET /proxy/health?x=1 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(origin.headers.get('location')).toBe(`https://127.0.0.1:${tlsPort}/proxy/health?x=1`);
+    // the absolute form names the host, and wins over Host; a host with userinfo is never written
+    const named = await rawRequest(
+      port,
+      `GET http://localhost:${port}/proxy HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(named.headers.get('location')).toBe(`https://localhost:${tlsPort}/proxy`);
+    const userinfo = await rawRequest(
+      port,
+      `GET http://evil.example@127.0.0.1:${port}/proxy HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(userinfo.status).toBe(400);
+  });
+
+  test('REDIRECT_HTTP_TO_HTTPS without TLS_ENABLE stops start-up naming both', async () => {
+    const up = await plainUpstream();
+    program = startProgram({
+      FLAGS_URL: up.url,
+      FLAGS_API_TOKEN: up.token,
+      FLAGS_PROXY_CLIENT_KEYS: KEY,
+      PORT: '0',
+      REDIRECT_HTTP_TO_HTTPS: 'true',
+    });
+    const { code, stderr, stdout } = await program.exited;
+    expect(code).toBe(1);
+    expect(stdout).not.toContain('listening');
+    expect(stderr.trim().split('\n')).toEqual([
+      'flags-proxy: cannot start: REDIRECT_HTTP_TO_HTTPS=true needs TLS_ENABLE=true (with TLS_SERVER_CERT and TLS_SERVER_KEY): without HTTPS there is nothing to redirect to',
+    ]);
+  });
+
+  test.each([
+    ['text that is no certificate', 'not a certificate\n', 'holds no PEM certificate'],
+    ['an empty file', '', 'holds no PEM certificate'],
+    ['a private key only', null, 'holds no PEM certificate'],
+    [
+      'a certificate block that does not parse',
+      '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n',
+      'certificate 1 of 1 in the file does not parse',
+    ],
+  ])(
+    'UPSTREAM_CERTIFICATE_FILE holding %s stops start-up naming the variable',
+    async (_what, content, why) => {
+      const up = await plainUpstream();
+      const file = content === null ? certs.serverKey : path.join(certs.dir, `ca-${Math.random()}.pem`);
+      if (content !== null) writeFileSync(file, content);
+      program = startProgram({
+        FLAGS_URL: up.url,
+        FLAGS_API_TOKEN: up.token,
+        FLAGS_PROXY_CLIENT_KEYS: KEY,
+        PORT: '0',
+        UPSTREAM_CERTIFICATE_FILE: file,
+      });
+      const { code, stderr, stdout } = await program.exited;
+      expect(code).toBe(1);
+      expect(stdout).not.toContain('listening');
+      const lines = stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^flags-proxy: cannot start: UPSTREAM_CERTIFICATE_FILE: /);
+      expect(lines[0]).toContain(why);
+    },
+  );
 });
 
 describe('TLS files that cannot serve stop start-up', () => {

@@ -101,6 +101,20 @@ describe('parseServerConfig', () => {
     expect(list.join('\n')).toMatch(/FLAGS_SERVER_ENVIRONMENTS/);
   });
 
+  it('refuses a features watch interval past an hour, naming the variable and the bound', () => {
+    expect(
+      configProblems(() =>
+        parseServerConfig({ logger: silentLogger }, { FLAGS_SERVER_FEATURES_WATCH_INTERVAL: '2592000000' }),
+      ),
+    ).toEqual([
+      'Invalid FLAGS_SERVER_FEATURES_WATCH_INTERVAL="2592000000": must be at most 3600000 ms (1 hour)',
+    ]);
+    expect(
+      parseServerConfig({ logger: silentLogger }, { FLAGS_SERVER_FEATURES_WATCH_INTERVAL: '3600000' })
+        .featuresWatchInterval,
+    ).toBe(3_600_000);
+  });
+
   it('refuses a token listed as both a client and an admin token', () => {
     expect(
       configProblems(() =>

@@ -1,4 +1,9 @@
-import type { OptionSpec } from './resolve';
+import { maxOf, type OptionSpec } from './resolve';
+
+/** The meaning of an option, with its maximum when it has one. */
+function meaning(spec: OptionSpec): string {
+  return spec.max === undefined ? spec.doc : `${spec.doc}; at most ${maxOf(spec)}`;
+}
 
 function shownDefault(spec: OptionSpec): string {
   if (spec.defaultDoc !== undefined) return spec.defaultDoc;
@@ -18,7 +23,7 @@ function aliasNote(aliases: readonly string[] | undefined): string {
 export function optionsMarkdownTable(specs: readonly OptionSpec[]): string {
   const rows = specs.map((spec) => {
     const env = spec.env.length > 0 ? spec.env.map((e) => `\`${e}\``).join(' / ') : '(code only)';
-    return `| \`${spec.key}\`${aliasNote(spec.aliases?.code)} | ${env}${aliasNote(spec.aliases?.env)} | ${shownDefault(spec)} | ${spec.doc} |`;
+    return `| \`${spec.key}\`${aliasNote(spec.aliases?.code)} | ${env}${aliasNote(spec.aliases?.env)} | ${shownDefault(spec)} | ${meaning(spec)} |`;
   });
   return ['| Option | Environment variable | Default | Meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
@@ -33,7 +38,7 @@ export function envExampleLines(specs: readonly OptionSpec[]): string[] {
       aliases.length > 0
         ? `. Also read as ${aliases.join(', ')} (the reference proxy's or Unleash Edge's name)`
         : '';
-    lines.push(`# ${spec.doc}. Default: ${shownDefault(spec).replace(/`/g, '')}${aliasText}`);
+    lines.push(`# ${meaning(spec)}. Default: ${shownDefault(spec).replace(/`/g, '')}${aliasText}`);
     lines.push(`${spec.required ? '' : '#'}${spec.env[0]}=`);
   }
   return lines;

@@ -18,6 +18,13 @@ export interface OptionSpec<T = unknown> {
   /** Shown in the docs/.env.example table when the default is computed or not a plain value. */
   defaultDoc?: string;
   required?: boolean;
+  /**
+   * Largest value a numeric option accepts (every interval and timeout has one: a timer holds at
+   * most 2^31-1 ms); a larger one stops start-up naming the variable and this bound.
+   */
+  max?: number;
+  /** How the maximum reads in messages and the option table, e.g. `86400 (1 day)`. */
+  maxDoc?: string;
   /** Secret values are never echoed in messages or logs. */
   secret?: boolean;
   /** Code-only value (object, function, logger…) that is passed through untouched. */
@@ -109,6 +116,10 @@ export function resolveOptions(
       problems.push(`Invalid ${invalidName(spec, source as OptionSource, env)}: ${err.message}`);
       continue;
     }
+    if (source !== undefined && typeof value === 'number' && spec.max !== undefined && value > spec.max) {
+      problems.push(`Invalid ${invalidName(spec, source, env)}: must be at most ${maxOf(spec)}`);
+      continue;
+    }
     if (source !== undefined) sources.set(spec.key, source);
     if (value === undefined && spec.required) missing.push(spec);
     values.set(spec.key, value);
@@ -116,6 +127,11 @@ export function resolveOptions(
   const line = missingLine(missing);
   if (line !== undefined) problems.unshift(line);
   return { values, problems, missing, sources };
+}
+
+/** The bound of an option with a maximum as messages and tables show it. */
+export function maxOf(spec: OptionSpec): string {
+  return spec.maxDoc ?? String(spec.max);
 }
 
 /** `FLAGS_URL="x"`, `UNLEASH_URL="x" (alias of FLAGS_URL)`, `option unleashUrl (alias of flagsUrl)`; secrets unshown. */

@@ -49,7 +49,13 @@ export function parseAddress(value: string): { family: 4 | 6; bits: bigint } | u
   return { family: 6, bits };
 }
 
-/** `10.0.0.0/8`, `2001:db8::/32`, or a single address (`/32` or `/128`); undefined when malformed. */
+/**
+ * `10.0.0.0/8`, `2001:db8::/32`, or a single address (`/32` or `/128`); undefined when malformed.
+ * An entry inside the IPv4-mapped block (`::ffff:127.0.0.1`, `::ffff:127.0.0.0/104`: prefix 96 or
+ * more) is read as the IPv4 range it carries (`127.0.0.0/8`), as client addresses are: entries and
+ * clients compare like with like. A wider IPv6 range (`::/0`) stays IPv6 and never matches an IPv4
+ * client.
+ */
 export function parseCidr(text: string): CidrRange | undefined {
   const [address, prefixText, extra] = text.trim().split('/');
   if (extra !== undefined) return undefined;
@@ -59,8 +65,10 @@ export function parseCidr(text: string): CidrRange | undefined {
   if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return undefined;
   const prefix = prefixText === undefined ? width : Number(prefixText);
   if (prefix > width) return undefined;
-  const bits = family === 4 ? ipv4Bits(address) : ipv6Bits(address);
-  return { text: text.trim(), family, bits: mask(bits, prefix, width), prefix };
+  const bits = mask(family === 4 ? ipv4Bits(address) : ipv6Bits(address), prefix, width);
+  if (family === 6 && prefix >= 96 && bits >> 32n === 0xffffn)
+    return { text: text.trim(), family: 4, bits: bits & 0xffffffffn, prefix: prefix - 96 };
+  return { text: text.trim(), family, bits, prefix };
 }
 
 function mask(bits: bigint, prefix: number, width: number): bigint {

@@ -3,6 +3,7 @@ import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { PendingRegistrations, Registration } from './pending-registrations';
 import type { UpstreamPath, UpstreamPost } from './upstream-transport';
 import type { DropReason, UsageAggregator, UsageBucket } from './usage-aggregator';
+import { timerDelay } from '../../common/timers/timer-delay';
 
 /**
  * How the upstream answered one forward: `accepted` (2xx); `refused` (any other status below 500,
@@ -74,7 +75,7 @@ export class MetricsForwarder {
     const delay = this.opts.intervalMs + Math.floor(Math.random() * this.opts.jitterMs);
     this.timer = setTimeout(() => {
       void this.flush().finally(() => this.schedule());
-    }, delay);
+    }, timerDelay(delay));
     this.timer.unref();
   }
 

@@ -1,3 +1,6 @@
+import { maxOf } from '../../common/config/resolve';
+import { PROXY_OPTIONS } from './options';
+
 /**
  * Every environment variable of Unleash Edge (the `unleash-edge-cli` crate's `env` arguments, edge
  * and offline modes and the global options), with what it does here. The table in docs/unleash-edge.md is
@@ -204,10 +207,17 @@ export function unsupportedEdgeVariables(env: Record<string, string | undefined>
   ).map((v) => v.name);
 }
 
+/** `; at most 86400 s (1 day)` after a variable whose option has a maximum; nothing otherwise. */
+function boundOf(name: string): string {
+  const spec = PROXY_OPTIONS.find((o) => o.env.includes(name) && o.max !== undefined);
+  return spec === undefined ? '' : `; at most ${maxOf(spec)}`;
+}
+
 /** docs/unleash-edge.md's table of every Edge variable (between the edge-variables markers; `npm run docs`). */
 export function edgeVariablesMarkdownTable(): string {
   const rows = EDGE_VARIABLES.map(
-    (v) => `| \`${v.name}\` | ${v.unsupported ? 'no (warned about at start)' : 'yes'} | ${v.here} |`,
+    (v) =>
+      `| \`${v.name}\` | ${v.unsupported ? 'no (warned about at start)' : 'yes'} | ${v.here}${boundOf(v.name)} |`,
   );
   return ['| Unleash Edge variable | Supported | Here |', '|---|---|---|', ...rows].join('\n');
 }

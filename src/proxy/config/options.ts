@@ -24,6 +24,16 @@ const isStrategy = (v: unknown): v is Strategy =>
 const isEnricher = (v: unknown): v is ContextEnricher => typeof v === 'function';
 
 /**
+ * The maxima of intervals and timeouts: far beyond any sensible setting, and far below the
+ * 2^31-1 ms (about 24.8 days) a Node timer holds; past that a timer fires after 1 ms instead.
+ */
+const atMostMs = (max: number, shown: string) => ({ max, maxDoc: `${max} ms (${shown})` });
+const atMostSeconds = (max: number, shown: string) => ({ max, maxDoc: `${max} s (${shown})` });
+const DAY_MS = atMostMs(86_400_000, '1 day');
+const HOUR_MS = atMostMs(3_600_000, '1 hour');
+const DAY_SECONDS = atMostSeconds(86_400, '1 day');
+
+/**
  * Every option of the proxy, declared once. The table in docs/configuration.md and `.env.example` are checked
  * against this list by a test.
  */
@@ -107,6 +117,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     env: ['FLAGS_FETCH_INTERVAL'],
     aliases: { env: ['UNLEASH_FETCH_INTERVAL'] },
     parse: p.wholeNumber,
+    ...DAY_MS,
     default: 5000,
     doc: 'Milliseconds between polls of the upstream',
   },
@@ -115,6 +126,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     env: ['FLAGS_METRICS_INTERVAL'],
     aliases: { env: ['UNLEASH_METRICS_INTERVAL'] },
     parse: p.wholeNumber,
+    ...DAY_MS,
     default: 30000,
     doc: 'Milliseconds between usage-metric reports to the upstream',
   },
@@ -122,12 +134,14 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     key: 'featuresRefreshIntervalSeconds',
     env: ['FEATURES_REFRESH_INTERVAL_SECONDS'],
     parse: p.wholeNumber,
+    ...DAY_SECONDS,
     doc: "Unleash Edge's name of the poll interval, in seconds; `FLAGS_FETCH_INTERVAL` (ms) wins",
   },
   {
     key: 'metricsIntervalSeconds',
     env: ['METRICS_INTERVAL_SECONDS'],
     parse: p.wholeNumber,
+    ...DAY_SECONDS,
     doc: "Unleash Edge's name of the usage-report interval, in seconds; `FLAGS_METRICS_INTERVAL` (ms) wins",
   },
   {
@@ -135,6 +149,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     env: ['FLAGS_METRICS_JITTER'],
     aliases: { env: ['UNLEASH_METRICS_JITTER'] },
     parse: p.wholeNumber,
+    ...HOUR_MS,
     default: 0,
     doc: 'Milliseconds of random jitter added to the metrics interval',
   },
@@ -250,6 +265,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     key: 'reloadInterval',
     env: ['RELOAD_INTERVAL'],
     parse: p.wholeNumber,
+    ...DAY_SECONDS,
     default: 0,
     doc: 'Offline mode: seconds between checks of `bootstrapFile` for a change; 0 reads it once',
   },
@@ -271,6 +287,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     key: 'tokenRevalidateInterval',
     env: ['FLAGS_TOKEN_REVALIDATE_INTERVAL'],
     parse: p.wholeNumber,
+    ...DAY_MS,
     default: 3_600_000,
     doc: 'Milliseconds between revalidations of tokens the upstream accepted; refusals are remembered as long',
   },
@@ -278,6 +295,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     key: 'tokenRevalidationIntervalSeconds',
     env: ['TOKEN_REVALIDATION_INTERVAL_SECONDS'],
     parse: p.wholeNumber,
+    ...DAY_SECONDS,
     doc: "Unleash Edge's name of the token revalidation interval, in seconds; `FLAGS_TOKEN_REVALIDATE_INTERVAL` (ms) wins",
   },
   {
@@ -342,7 +360,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     env: ['REDIRECT_HTTP_TO_HTTPS'],
     parse: p.boolean,
     default: false,
-    doc: 'With TLS on: `PORT` answers every request with a 308 to the same path on `TLS_SERVER_PORT`',
+    doc: 'With `TLS_ENABLE` (refused at start without it): `PORT` answers every request with a 308 to the same path and query on `TLS_SERVER_PORT`',
   },
   {
     key: 'cors.allowedHeaders',
@@ -418,7 +436,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     key: 'upstreamCertificateFile',
     env: ['UPSTREAM_CERTIFICATE_FILE'],
     parse: p.string,
-    doc: "PEM file of CA certificates trusted for the upstream's certificate, beside the system's",
+    doc: "PEM file of CA certificates trusted for the upstream's certificate, beside the system's; a file holding no certificate stops start-up",
   },
   {
     key: 'clientIdentity.pkcs8CertificateFile',
@@ -464,6 +482,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     key: 'upstreamRequestTimeout',
     env: ['UPSTREAM_REQUEST_TIMEOUT'],
     parse: p.wholeNumber,
+    ...atMostSeconds(600, '10 minutes'),
     defaultDoc: '(10 s; 5 s for validation)',
     doc: 'Seconds each upstream request may take (definitions, token validation, register, usage)',
   },
@@ -517,6 +536,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     key: 'prometheusCacheInterval',
     env: ['FLAGS_PROMETHEUS_CACHE_INTERVAL'],
     parse: p.wholeNumber,
+    ...HOUR_MS,
     default: 1000,
     doc: 'ms a rendered Prometheus exposition answers further scrapes (with workers: the aggregate); 0 renders every scrape',
   },
@@ -531,6 +551,7 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     key: 'streamHeartbeatInterval',
     env: ['FLAGS_STREAM_HEARTBEAT_INTERVAL'],
     parse: p.wholeNumber,
+    ...HOUR_MS,
     default: 15000,
     doc: 'ms between comment heartbeats on OFREP change-notification streams',
   },

@@ -154,6 +154,11 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
       'TLS_ENABLE=true needs TLS_SERVER_CERT and TLS_SERVER_KEY (PEM files of the HTTPS listener)',
     );
   }
+  if (tls.redirectHttpToHttps && !tls.enable) {
+    problems.push(
+      'REDIRECT_HTTP_TO_HTTPS=true needs TLS_ENABLE=true (with TLS_SERVER_CERT and TLS_SERVER_KEY): without HTTPS there is nothing to redirect to',
+    );
+  }
   const { identity, ignored: ignoredIdentities } = identityOf(get, problems);
   const timeoutSeconds = get<number | undefined>('upstreamRequestTimeout');
   if (timeoutSeconds === 0) problems.push('UPSTREAM_REQUEST_TIMEOUT must be a positive number of seconds');

@@ -1,9 +1,12 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { splitTarget } from '../../common/http/request-target';
 import type { ScopeServing } from '../environments/environment';
 import { routeTemplate } from '../prometheus/request-metrics';
 import type { Endpoint } from './endpoint';
 import type { Gate, MutableCall } from './gate';
 import { RouteTable } from './route-table';
+
+const SLASH = 0x2f;
 
 interface Target {
   readonly endpoint: Endpoint;
@@ -35,7 +38,13 @@ export class Front {
 
   /** Serves a request when an endpoint answers its method and path; false otherwise (nothing written). */
   serve(req: IncomingMessage, res: ServerResponse): boolean {
-    const url = req.url ?? '/';
+    let url = req.url ?? '/';
+    if (url.charCodeAt(0) !== SLASH) {
+      // The absolute form (`GET http://host/api/frontend`): read, and handed on, as its origin form.
+      const origin = splitTarget(url)?.origin;
+      if (origin === undefined) return false;
+      url = req.url = origin;
+    }
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const match = this.table.match(req.method ?? 'GET', path);

@@ -3,6 +3,7 @@ import type { Logger } from '../../common/logging/logger';
 import type { DefinitionsSource } from '../upstream/definitions-source';
 import type { ApiResponse } from '../upstream/sdk/types';
 import { readAtStart, readIfChanged, type FileReading } from './definitions-file';
+import { timerDelay } from '../../common/timers/timer-delay';
 
 export interface OfflineFileOptions {
   path: string;
@@ -50,7 +51,7 @@ export class OfflineFileSource implements DefinitionsSource {
     this.first = undefined;
     if (first) void deliver(first).catch((err: unknown) => this.failed(err));
     if (this.options.reloadIntervalMs <= 0) return;
-    this.timer = setInterval(() => void this.reload(deliver), this.options.reloadIntervalMs);
+    this.timer = setInterval(() => void this.reload(deliver), timerDelay(this.options.reloadIntervalMs));
     this.timer.unref();
   }
 

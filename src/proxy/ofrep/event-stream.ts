@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { NotReady } from '../../common/errors/http-errors';
 import type { FeatureRepository } from '../upstream/feature-repository';
 import type { StreamSlots } from './stream-limit';
+import { timerDelay } from '../../common/timers/timer-delay';
 
 export interface ChangeStreamsOptions {
   features: FeatureRepository;
@@ -67,7 +68,7 @@ export class ChangeStreams implements ScopeStreams {
   constructor(private readonly options: ChangeStreamsOptions) {
     this.unsubscribe = options.features.onChange(() => this.announce());
     if (options.heartbeatMs > 0) {
-      this.timer = setInterval(() => this.broadcast(this.open, HEARTBEAT), options.heartbeatMs);
+      this.timer = setInterval(() => this.broadcast(this.open, HEARTBEAT), timerDelay(options.heartbeatMs));
       this.timer.unref();
     }
   }

@@ -22,6 +22,23 @@ function boundPort(server: Server): number {
   return (server.address() as AddressInfo).port;
 }
 
+/**
+ * The suites the HTTPS listener offers: forward secret only. TLS 1.3's suites all are; of TLS 1.2's,
+ * the ECDHE ones with an AEAD cipher (no static-RSA key exchange, no CBC). Every browser and SDK of
+ * the last decade has them; a client that offers none of them fails its handshake.
+ */
+export const SERVING_CIPHERS = [
+  'TLS_AES_128_GCM_SHA256',
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
+
 /** The HTTPS listener's certificate and key, read and checked; undefined without TLS_ENABLE. */
 export function servingCredentials(tls: TlsServing): { cert: Buffer; key: Buffer } | undefined {
   if (!tls.enable || tls.serverCert === undefined || tls.serverKey === undefined) return undefined;
@@ -65,7 +82,10 @@ export async function listenAll(
     const server = await listenOn(createServer(listener), port);
     return { servers: [server], description: `port ${boundPort(server)}` };
   }
-  const secure: Server = createHttpsServer(credentials, listener);
+  const secure: Server = createHttpsServer(
+    { ...credentials, ciphers: SERVING_CIPHERS, minVersion: 'TLSv1.2', honorCipherOrder: true },
+    listener,
+  );
   const plain = createServer(tls.redirectHttpToHttps ? httpsRedirect(tls.serverPort) : listener);
   const servers = [await listenOn(plain, port)];
   try {

@@ -31,6 +31,7 @@ import { limitedBootstrapProvider } from '../bootstrap/limited-bootstrap';
 import type { DefinitionsSource } from '../upstream/definitions-source';
 import { upstreamHeaders } from '../transport/upstream-headers';
 import { copyFields } from '../context/copy-fields';
+import { timerDelay } from '../../common/timers/timer-delay';
 
 export interface UnleashRepositoryOptions {
   config: ProxyConfig;
@@ -140,7 +141,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
       connectionId: config.flagsInstanceId,
       projectName: config.projectName,
       project: config.projectName,
-      refreshInterval: config.refreshInterval,
+      refreshInterval: timerDelay(config.refreshInterval),
       timeout: config.upstreamRequestTimeout,
       headers,
       httpOptions,
@@ -199,8 +200,8 @@ export class UnleashFeatureRepository implements FeatureRepository {
       appName: config.flagsAppName,
       instanceId: config.flagsInstanceId,
       environment: config.environment ?? 'default',
-      refreshInterval: config.refreshInterval,
-      metricsInterval: config.metricsInterval,
+      refreshInterval: timerDelay(config.refreshInterval),
+      metricsInterval: timerDelay(config.metricsInterval),
       metricsJitter: config.metricsJitter,
       customHeaders: headers,
       timeout: config.upstreamRequestTimeout,

@@ -2,6 +2,7 @@ import type { Logger } from '../../common/logging/logger';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import { ValidationCallError, type ValidatedToken, type ValidateTokens } from './validation-client';
 import { ValidationUnavailable } from './validation-unavailable';
+import { timerDelay } from '../../common/timers/timer-delay';
 
 export interface TokenValidatorLimits {
   /** Tokens remembered as accepted; beyond this the oldest is forgotten (and asked about again when seen). */
@@ -131,7 +132,7 @@ export class TokenValidator {
     this.limits = { ...DEFAULT_VALIDATOR_LIMITS, ...options.limits };
     this.batchBytes = this.limits.maxBatchBytes;
     this.warnings = new RateLimitedLog(options.logger, 60_000);
-    this.revalidation = setInterval(() => void this.revalidate(), options.revalidateIntervalMs);
+    this.revalidation = setInterval(() => void this.revalidate(), timerDelay(options.revalidateIntervalMs));
     this.revalidation.unref();
   }
 

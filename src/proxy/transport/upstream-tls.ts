@@ -1,7 +1,35 @@
+import { X509Certificate } from 'node:crypto';
 import { createSecureContext, rootCertificates, type SecureContextOptions } from 'node:tls';
 import { ConfigError } from '../../common/config/resolve';
 import { readConfigFile } from '../../common/config/read-config-file';
 import type { UpstreamTls } from '../config/types';
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/**
+ * The certificates of a PEM file of CA certificates, each checked: OpenSSL takes a CA list that
+ * holds no certificate (or text around none) without a word, and every upstream call would then
+ * fail its handshake. A file with no certificate, or one that does not parse, stops start-up
+ * naming the variable.
+ */
+function caCertificates(file: Buffer, variable: string): string[] {
+  const blocks = file.toString('utf8').match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0)
+    throw new ConfigError([
+      `${variable}: the file holds no PEM certificate (-----BEGIN CERTIFICATE----- ... -----END CERTIFICATE-----)`,
+    ]);
+  blocks.forEach((block, index) => {
+    try {
+      new X509Certificate(block);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new ConfigError([
+        `${variable}: certificate ${index + 1} of ${blocks.length} in the file does not parse (${reason})`,
+      ]);
+    }
+  });
+  return blocks;
+}
 
 /** The TLS options of every connection to the upstream beyond `rejectUnauthorized`. */
 export type UpstreamTlsOptions = Pick<SecureContextOptions, 'ca' | 'cert' | 'key' | 'pfx' | 'passphrase'>;
@@ -18,7 +46,7 @@ export function upstreamTlsOptions(tls: UpstreamTls): UpstreamTlsOptions {
   if (tls.caFile !== undefined) {
     options.ca = [
       ...rootCertificates,
-      readConfigFile(tls.caFile, 'UPSTREAM_CERTIFICATE_FILE').toString('utf8'),
+      ...caCertificates(readConfigFile(tls.caFile, 'UPSTREAM_CERTIFICATE_FILE'), 'UPSTREAM_CERTIFICATE_FILE'),
     ];
   }
   const identity = tls.identity;

@@ -97,6 +97,9 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     env: ['FLAGS_SERVER_FEATURES_WATCH_INTERVAL'],
     parse: p.wholeNumber,
     default: 1000,
+    // a Node timer holds at most 2^31-1 ms; longer would poll the file every millisecond
+    max: 3_600_000,
+    maxDoc: '3600000 ms (1 hour)',
     doc: 'Milliseconds between checks of the features file for changes; 0 disables watching',
   },
   {
