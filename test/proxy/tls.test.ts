@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { sampleFeatures } from '../support/fixtures';
 import { freePort } from '../support/listen';
 import {
@@ -113,6 +116,13 @@ describe('TLS serving (TLS_ENABLE)', () => {
   });
 });
 
+/** A FIFO (no writer) beside the certificates. */
+function fifoIn(dir: string): string {
+  const fifo = path.join(dir, 'key.fifo');
+  if (!existsSync(fifo)) execFileSync('mkfifo', [fifo]);
+  return fifo;
+}
+
 describe('TLS files that cannot serve stop start-up', () => {
   test.each([
     [
@@ -126,6 +136,18 @@ describe('TLS files that cannot serve stop start-up', () => {
       '2',
       () => '/nonexistent/server.key',
       'TLS_SERVER_KEY: cannot read "/nonexistent/server.key" (ENOENT)',
+    ],
+    [
+      'one process, a key that is a FIFO with no writer (refused on its handle, never waited on)',
+      '1',
+      () => fifoIn(certs.dir),
+      'key.fifo" (is a FIFO (named pipe), not a regular file)',
+    ],
+    [
+      'one process, a key that is /dev/zero',
+      '1',
+      () => '/dev/zero',
+      'TLS_SERVER_KEY: cannot read "/dev/zero" (is a character device, not a regular file)',
     ],
   ])('%s', async (_case, workers, key, message) => {
     const up = await plainUpstream();
