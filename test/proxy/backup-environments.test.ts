@@ -10,6 +10,7 @@ import { upstreamTokens } from '../../src/proxy/environments/upstream-tokens';
 import { parseConfig } from '../../src/proxy/config/parse-config';
 import type { ProxyOptions } from '../../src/proxy/config/types';
 import { LoopbackServers } from '../support/listen';
+import { capturingLogger } from '../support/logger';
 import { proxyFor, waitFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 
@@ -314,3 +315,38 @@ test("a bootstrap is the first upstream token's environment's: another environme
   );
   expect(await toggles(both.url, 'prod-key')).toEqual({ status: 503, names: [] });
 });
+
+test.concurrent(
+  'a production record copied over the development key is ignored and named once, however often it is read again: development stays 503',
+  async () => {
+    const ctx = await setup();
+    const { upstream } = ctx;
+    const devKey = await developmentBackup(ctx);
+    upstream.addToken(UP_PROD, PROD);
+    const writer = await proxy(ctx, UP_PROD, 'prod-key');
+    await writer.app.whenReady();
+    await waitFor(async () => (await backupKeys(ctx)).length === 2);
+    await writer.app.close();
+    const prodKey = (await backupKeys(ctx)).find((key) => key !== devKey) ?? '';
+    const production = (await redis.get(prodKey)) ?? '';
+    expect(production).toContain('prod-only-flag');
+    await redis.set(devKey, production);
+
+    upstream.fault = { status: 503 };
+    const reads = await watchReads(ctx);
+    try {
+      const logger = capturingLogger();
+      const dev = await proxy(ctx, UP_DEV, 'dev-key', { logger });
+      await waitFor(() => reads.gets.filter((key) => key === devKey).length >= 3, 20_000);
+      const named = logger.lines.filter((l) => l.msg.includes('holds the definitions of'));
+      expect(named).toHaveLength(1);
+      expect(named[0]).toMatchObject({ level: 'warn' });
+      expect(named[0].msg).toBe(
+        'Redis backup: ignoring the backup in Redis: it holds the definitions of environment "production", projects *, not this backup\'s environment "development", projects *',
+      );
+      expect(await toggles(dev.url, 'dev-key')).toEqual({ status: 503, names: [] });
+    } finally {
+      await reads.stop();
+    }
+  },
+);

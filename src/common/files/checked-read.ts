@@ -6,6 +6,7 @@ import {
   promises as fs,
   readSync,
   type BigIntStats,
+  type Stats,
 } from 'node:fs';
 
 /** What a file read at start or on reload must be, and how a refusal names its limit. */
@@ -33,7 +34,8 @@ function openFlags(noFollow: boolean | undefined): number {
 }
 
 /** What a path names when it is not a regular file, in words. */
-export function kindOf(stats: BigIntStats): string {
+export function kindOf(stats: BigIntStats | Stats): string {
+  if (stats.isFile()) return 'a regular file';
   if (stats.isDirectory()) return 'a directory';
   if (stats.isFIFO()) return 'a FIFO (named pipe)';
   if (stats.isCharacterDevice()) return 'a character device';

@@ -81,6 +81,11 @@ export class DefinitionsBackup {
     this.firstFetch = new Promise((resolve) => (this.firstOutcome = resolve));
     this.redis = this.store({
       onFault: (kind, message) => this.fault(kind, message),
+      onIgnored: (message) => {
+        if (this.closed) return;
+        this.errors.inc({ kind: 'invalid' });
+        this.logger.warn(`${this.redis.label}: ${message}`);
+      },
       onReady: () => {
         if (this.faulted) this.logger.info(`${this.redis.label}: connected again`);
         this.faulted = false;
@@ -153,7 +158,7 @@ export class DefinitionsBackup {
         this.newest = { record, origin: 'read' };
         this.serving = true;
         this.logger.warn(
-          `the upstream has not answered: ready from the ${this.redis.label} (revision ${record.digest.slice(0, 12)}, ${record.definitions.features.length} toggles, fetched ${describeAge(Date.now() - record.fetchedAt)} ago); switching to the upstream as soon as it answers`,
+          `the upstream has not answered: ready from the ${this.redis.label} (record ${record.digest.slice(0, 12)}, ${record.definitions.features.length} toggles, fetched ${describeAge(Date.now() - record.fetchedAt)} ago); switching to the upstream as soon as it answers`,
         );
         return record.definitions;
       }
