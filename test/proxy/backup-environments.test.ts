@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ClientFeaturesResponse } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
@@ -348,5 +348,43 @@ test.concurrent(
     } finally {
       await reads.stop();
     }
+  },
+);
+
+test.concurrent(
+  'validated frontend tokens are kept in the Redis backup as digests and serve keys after a restart with the upstream down; an unseen token is not served; once the upstream answers, a kept token it revoked is refused',
+  async () => {
+    const ctx = await setup();
+    const { upstream } = ctx;
+    const FRONT = '*:development.redis-kept-frontend-secret';
+    const UNSEEN = '*:development.redis-unseen-frontend-secret';
+    upstream.knownTokens.set(FRONT, { type: 'frontend', environment: 'development', projects: ['*'] });
+    upstream.knownTokens.set(UNSEEN, { type: 'frontend', environment: 'development', projects: ['*'] });
+    const first = await proxy(ctx, UP_DEV, 'unused');
+    await first.app.whenReady();
+    const answered = await toggles(first.url, FRONT);
+    expect(answered).toEqual({ status: 200, names: ['dev-only-flag', 'shared-flag'] });
+    const digest = createHash('sha256').update(`flags-proxy validated token\n${FRONT}`).digest('hex');
+    await waitFor(async () => {
+      const [key] = await backupKeys(ctx);
+      return key !== undefined && ((await redis.get(key)) ?? '').includes(digest);
+    });
+    const [key] = await backupKeys(ctx);
+    expect(await redis.get(key)).not.toContain('secret');
+    await first.app.close();
+
+    upstream.fault = { status: 503 };
+    upstream.validateFault = { status: 503 };
+    const second = await proxy(ctx, UP_DEV, 'unused');
+    await waitFor(async () => (await fetch(`${second.url}/proxy/health`)).status === 200, 15_000);
+    expect(await toggles(second.url, FRONT)).toEqual(answered);
+    expect((await toggles(second.url, UNSEEN)).status).toBe(503);
+
+    // the upstream is back and has revoked the kept token: its first answer has the kept token asked about again
+    upstream.knownTokens.delete(FRONT);
+    upstream.fault = undefined;
+    upstream.validateFault = undefined;
+    await waitFor(async () => (await toggles(second.url, UNSEEN)).status === 200, 15_000);
+    await waitFor(async () => (await toggles(second.url, FRONT)).status === 401, 15_000);
   },
 );
