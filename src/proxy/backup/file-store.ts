@@ -19,6 +19,9 @@ export interface FileStoreOptions extends BackupStoreHooks {
   maxBytes: number;
 }
 
+/** Longest a shutdown waits for a write under way. */
+const CLOSE_WAIT_MS = 2_000;
+
 const LIMIT_NAME = 'maxStoredDefinitionsBytes (FLAGS_MAX_STORED_DEFINITIONS_BYTES)';
 
 /** A new file only: never one that exists, never through a link. */
@@ -94,8 +97,15 @@ export class FileStore implements BackupStore {
   }
 
   async close(): Promise<void> {
-    // a write under way finishes (the rename keeps the file whole); a waiting one is dropped
+    // a write under way finishes (the rename keeps the file whole); a waiting one is dropped; a
+    // write that hangs (a stalled volume) never holds the shutdown past CLOSE_WAIT_MS
     this.closed = true;
-    await this.writing;
+    if (this.writing === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.writing,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS).unref())),
+    ]);
+    clearTimeout(timer);
   }
 }
