@@ -84,5 +84,6 @@ export async function readIfChanged(
   }
   if (version === known) return undefined;
   const read = await readChecked(path, { maxBytes, limitName: OPTION });
-  return { reading: readingOf(read), version: versionOfRead(read) };
+  // a path that stats but cannot be opened (EACCES) keeps the version its stat gave: one line, not one per tick
+  return { reading: readingOf(read), version: read.stats ? versionOf(read.stats) : version };
 }
