@@ -169,6 +169,8 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
         })
       : undefined;
   if (validator) registerValidationMetrics(metrics.registry, validator);
+  // validated tokens survive a restart: kept (as digests) in each environment's backup
+  if (validator) for (const env of environments.environments) env.backup?.keepTokens(validator, env.name);
   let keys: KeyScopes;
   try {
     keys = new KeyScopes({

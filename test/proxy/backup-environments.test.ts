@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ClientFeaturesResponse } from 'unleash-client';
 import type { FeatureInterface } from 'unleash-client/lib/feature';
@@ -10,6 +10,7 @@ import { upstreamTokens } from '../../src/proxy/environments/upstream-tokens';
 import { parseConfig } from '../../src/proxy/config/parse-config';
 import type { ProxyOptions } from '../../src/proxy/config/types';
 import { LoopbackServers } from '../support/listen';
+import { capturingLogger } from '../support/logger';
 import { proxyFor, waitFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 
@@ -314,3 +315,76 @@ test("a bootstrap is the first upstream token's environment's: another environme
   );
   expect(await toggles(both.url, 'prod-key')).toEqual({ status: 503, names: [] });
 });
+
+test.concurrent(
+  'a production record copied over the development key is ignored and named once, however often it is read again: development stays 503',
+  async () => {
+    const ctx = await setup();
+    const { upstream } = ctx;
+    const devKey = await developmentBackup(ctx);
+    upstream.addToken(UP_PROD, PROD);
+    const writer = await proxy(ctx, UP_PROD, 'prod-key');
+    await writer.app.whenReady();
+    await waitFor(async () => (await backupKeys(ctx)).length === 2);
+    await writer.app.close();
+    const prodKey = (await backupKeys(ctx)).find((key) => key !== devKey) ?? '';
+    const production = (await redis.get(prodKey)) ?? '';
+    expect(production).toContain('prod-only-flag');
+    await redis.set(devKey, production);
+
+    upstream.fault = { status: 503 };
+    const reads = await watchReads(ctx);
+    try {
+      const logger = capturingLogger();
+      const dev = await proxy(ctx, UP_DEV, 'dev-key', { logger });
+      await waitFor(() => reads.gets.filter((key) => key === devKey).length >= 3, 20_000);
+      const named = logger.lines.filter((l) => l.msg.includes('holds the definitions of'));
+      expect(named).toHaveLength(1);
+      expect(named[0]).toMatchObject({ level: 'warn' });
+      expect(named[0].msg).toBe(
+        'Redis backup: ignoring the backup in Redis: it holds the definitions of environment "production", projects *, not this backup\'s environment "development", projects *',
+      );
+      expect(await toggles(dev.url, 'dev-key')).toEqual({ status: 503, names: [] });
+    } finally {
+      await reads.stop();
+    }
+  },
+);
+
+test.concurrent(
+  'validated frontend tokens are kept in the Redis backup as digests and serve keys after a restart with the upstream down; an unseen token is not served; once the upstream answers, a kept token it revoked is refused',
+  async () => {
+    const ctx = await setup();
+    const { upstream } = ctx;
+    const FRONT = '*:development.redis-kept-frontend-secret';
+    const UNSEEN = '*:development.redis-unseen-frontend-secret';
+    upstream.knownTokens.set(FRONT, { type: 'frontend', environment: 'development', projects: ['*'] });
+    upstream.knownTokens.set(UNSEEN, { type: 'frontend', environment: 'development', projects: ['*'] });
+    const first = await proxy(ctx, UP_DEV, 'unused');
+    await first.app.whenReady();
+    const answered = await toggles(first.url, FRONT);
+    expect(answered).toEqual({ status: 200, names: ['dev-only-flag', 'shared-flag'] });
+    const digest = createHash('sha256').update(`flags-proxy validated token\n${FRONT}`).digest('hex');
+    await waitFor(async () => {
+      const [key] = await backupKeys(ctx);
+      return key !== undefined && ((await redis.get(key)) ?? '').includes(digest);
+    });
+    const [key] = await backupKeys(ctx);
+    expect(await redis.get(key)).not.toContain('secret');
+    await first.app.close();
+
+    upstream.fault = { status: 503 };
+    upstream.validateFault = { status: 503 };
+    const second = await proxy(ctx, UP_DEV, 'unused');
+    await waitFor(async () => (await fetch(`${second.url}/proxy/health`)).status === 200, 15_000);
+    expect(await toggles(second.url, FRONT)).toEqual(answered);
+    expect((await toggles(second.url, UNSEEN)).status).toBe(503);
+
+    // the upstream is back and has revoked the kept token: its first answer has the kept token asked about again
+    upstream.knownTokens.delete(FRONT);
+    upstream.fault = undefined;
+    upstream.validateFault = undefined;
+    await waitFor(async () => (await toggles(second.url, UNSEEN)).status === 200, 15_000);
+    await waitFor(async () => (await toggles(second.url, FRONT)).status === 401, 15_000);
+  },
+);

@@ -1,8 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { digestOf } from '../../src/proxy/backup/backup-record';
 import { sampleFeatures } from '../support/fixtures';
 import { childPort } from '../support/listen';
 import { waitFor } from '../support/proxy';
@@ -196,7 +208,7 @@ describe('BACKUP_FOLDER', () => {
         definitions.features[0].enabled = !definitions.features[0].enabled;
         return record;
       },
-      /backup folder: ignoring .*: digest does not match the definitions/,
+      /backup folder: ignoring .*: digest does not match the record/,
     ],
     [
       'dated in the future',
@@ -219,10 +231,6 @@ describe('BACKUP_FOLDER', () => {
         const file = path.join(folder, name);
         const record = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
         const changed = change(record);
-        if (typeof changed !== 'string' && changed.fetchedAt !== record.fetchedAt) {
-          // a consistent record but for its date: the digest still matches
-          expect(changed.digest).toBe(digestOf(JSON.stringify(changed.definitions)));
-        }
         writeFileSync(file, typeof changed === 'string' ? changed : JSON.stringify(changed));
       }
       await upstream.stop();
@@ -233,21 +241,156 @@ describe('BACKUP_FOLDER', () => {
     }),
   );
 
+  test.concurrent.each<[string, (folder: string) => string, RegExp]>([
+    [
+      'writable by anyone (0777)',
+      (folder) => {
+        mkdirSync(folder);
+        chmodSync(folder, 0o777);
+        return folder;
+      },
+      /others than its owner can write to it \(mode 0777\); make it writable by its owner only \(chmod go-w\)/,
+    ],
+    [
+      'writable by its group (0770)',
+      (folder) => {
+        mkdirSync(folder);
+        chmodSync(folder, 0o770);
+        return folder;
+      },
+      /others than its owner can write to it \(mode 0770\)/,
+    ],
+    [
+      'owned by another user (uid 65534), mode 0700',
+      (folder) => {
+        mkdirSync(folder, { mode: 0o700 });
+        chownSync(folder, 65534, 65534);
+        return folder;
+      },
+      new RegExp(
+        `it is owned by uid 65534, neither this process's user \\(uid ${process.getuid?.() ?? 0}\\) nor root`,
+      ),
+    ],
+    [
+      'a regular file',
+      (folder) => {
+        writeFileSync(folder, '');
+        return folder;
+      },
+      /it is a regular file, not a directory/,
+    ],
+    [
+      'below a regular file (it cannot be created)',
+      (folder) => {
+        writeFileSync(folder, '');
+        return path.join(folder, 'backups');
+      },
+      /it cannot be created or read \(ENOTDIR\)/,
+    ],
+  ])(
+    'a BACKUP_FOLDER %s stops start-up naming the variable and the problem',
+    inTurn(async (_what: string, make: (folder: string) => string, problem: RegExp) => {
+      const ctx = await setup();
+      const folder = make(ctx.folder);
+      const child = spawn(process.execPath, [BIN], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          PORT: '0',
+          FLAGS_URL: ctx.upstreamUrl,
+          FLAGS_API_TOKEN: DEV_TOKEN,
+          FLAGS_PROXY_CLIENT_KEYS: DEV_KEY,
+          BACKUP_FOLDER: folder,
+        },
+        stdio: 'pipe',
+      });
+      ctx.children.push(child);
+      let output = '';
+      child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+      child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      expect(code).toBe(1);
+      expect(output).toContain(`cannot start: BACKUP_FOLDER ${JSON.stringify(folder)}: `);
+      expect(output).toMatch(problem);
+      expect(ctx.upstream.requests).toEqual([]);
+    }),
+  );
+
   test.concurrent(
-    'a folder that cannot be written is a warning, never a crash: the proxy serves from the upstream',
+    'links planted where the backups are written are replaced, never written through, and never read',
     inTurn(async () => {
       const ctx = await setup();
-      const { folder } = ctx;
-      writeFileSync(path.dirname(folder) + '/not-a-folder', '');
-      const running = await launch(ctx, {
-        BACKUP_FOLDER: path.join(path.dirname(folder), 'not-a-folder', 'backups'),
-      });
-      await waitFor(
-        () => /backup folder unavailable \(write\): .* cannot be written \(ENOTDIR\)/.test(running.output()),
-        20_000,
+      const { folder, upstream } = ctx;
+      await firstRun(ctx);
+      const victims = path.join(path.dirname(folder), 'victims');
+      mkdirSync(victims);
+      const plant = () => {
+        for (const name of files(ctx)) {
+          const file = path.join(folder, name);
+          const victim = path.join(victims, name);
+          // the link's target holds a valid record: following the link would serve it
+          if (lstatSync(file).isFile()) copyFileSync(file, victim);
+          rmSync(file);
+          symlinkSync(victim, file);
+        }
+      };
+      plant();
+      const before = Object.fromEntries(
+        files(ctx).map((n) => [n, readFileSync(path.join(victims, n), 'utf8')]),
       );
-      expect((await answer(running, DEV_KEY)).status).toBe(200);
-      expect(running.child.exitCode).toBeNull();
+
+      // against the live upstream: the backups are written as files of their own, the targets untouched
+      const writer = await launch(ctx);
+      await waitFor(() => files(ctx).every((name) => lstatSync(path.join(folder, name)).isFile()), 20_000);
+      writer.child.kill('SIGTERM');
+      expect(await writer.exited).toBe(0);
+      for (const [name, text] of Object.entries(before)) {
+        expect(readFileSync(path.join(victims, name), 'utf8')).toBe(text);
+      }
+      expect(readdirSync(folder).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+
+      // with the upstream down, links planted again are refused: no readiness from what they point at
+      plant();
+      await upstream.stop();
+      const running = await secondRun(
+        ctx,
+        /it is a symbolic link, which is never followed here[\s\S]*it is a symbolic link/,
+      );
+      expect(await status(`${running.url}/proxy/health`)).toBe(503);
+      expect((await answer(running, DEV_KEY)).status).toBe(503);
+      expect(running.output()).not.toContain('ready from the backup folder');
+    }),
+  );
+
+  test.concurrent(
+    "production's record copied over development's file is ignored and named once; production is still served from its own",
+    inTurn(async () => {
+      const ctx = await setup();
+      const { folder, upstream } = ctx;
+      const first = await firstRun(ctx);
+      const byEnvironment = new Map<string, string>();
+      for (const name of files(ctx)) {
+        const text = readFileSync(path.join(folder, name), 'utf8');
+        const record = JSON.parse(text) as { scope: { environment: string } };
+        byEnvironment.set(record.scope.environment, name);
+      }
+      const devFile = path.join(folder, byEnvironment.get('development') ?? '');
+      const prodFile = path.join(folder, byEnvironment.get('production') ?? '');
+      copyFileSync(prodFile, devFile);
+      await upstream.stop();
+      const running = await secondRun(ctx, /ready from the backup folder/);
+      await waitFor(() => /holds the definitions of/.test(running.output()), 20_000);
+      expect((await answer(running, PROD_KEY)).body).toEqual(first.prod);
+      expect((await answer(running, DEV_KEY)).status).toBe(503);
+      // read again after 1 s and 2 s: still one line
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      const named = running
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('holds the definitions of'));
+      expect(named).toHaveLength(1);
+      expect(named[0]).toContain(
+        `backup folder: ignoring ${devFile}: it holds the definitions of environment "production", projects *, not this backup's environment "development", projects *`,
+      );
     }),
   );
 

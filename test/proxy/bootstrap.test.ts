@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http, { type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -329,6 +330,28 @@ describe('the size limit of a bootstrap source', () => {
     const msg = await ignored({ filePath });
     expect(msg).toMatch(/the bootstrap file is \d+ bytes, above maxStoredDefinitionsBytes/);
   });
+
+  it.concurrent.each([
+    [
+      'a FIFO with no writer',
+      'fifo',
+      /the bootstrap file is a FIFO \(named pipe\), not a regular file; ignoring it/,
+    ],
+    [
+      'a link to /dev/zero',
+      'zero',
+      /the bootstrap file is a character device, not a regular file; ignoring it/,
+    ],
+  ])(
+    'refuses %s on its handle without reading it, and keeps waiting for the upstream',
+    async (_what, kind, refusal) => {
+      const filePath = path.join(dir, `${kind}.json`);
+      if (kind === 'fifo') execFileSync('mkfifo', [filePath]);
+      else symlinkSync('/dev/zero', filePath);
+      const msg = await ignored({ filePath });
+      expect(msg).toMatch(refusal);
+    },
+  );
 
   it.concurrent('still becomes ready from a bootstrap file within the limit', async () => {
     const filePath = path.join(dir, 'small.json');

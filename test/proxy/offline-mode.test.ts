@@ -1,5 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
@@ -334,6 +343,87 @@ describe('reloading the file (RELOAD_INTERVAL)', () => {
 });
 
 const url = (running: Running) => running.url;
+
+/** Resident memory of a running child, in MiB (Linux). */
+function residentMiB(child: ChildProcess): number {
+  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+  const kib = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]);
+  return kib / 1024;
+}
+
+describe('a BOOTSTRAP_FILE that is not a regular file', () => {
+  test.each([
+    ['a FIFO with no writer', (file: string) => execFileSync('mkfifo', [file]), 'a FIFO \\(named pipe\\)'],
+    ['a link to /dev/zero', (file: string) => symlinkSync('/dev/zero', file), 'a character device'],
+    ['a folder', (file: string) => mkdirSync(file), 'a directory'],
+  ])('%s stops start-up at once, naming the variable and what the path is', async (_what, make, kind) => {
+    const file = path.join(dir, 'features.json');
+    make(file);
+    const running = launch({ BOOTSTRAP_FILE: file, FRONTEND_TOKENS: FRONTEND });
+    expect(await running.exited).toBe(1);
+    expect(running.output()).toMatch(
+      new RegExp(
+        `cannot start: Offline mode: BOOTSTRAP_FILE .*features\\.json cannot be served: it is ${kind}, not a regular file`,
+      ),
+    );
+  });
+
+  test('a file that reads longer than its stated size (a /proc file) is cut at limit + 1 bytes and refused', async () => {
+    const running = launch({
+      BOOTSTRAP_FILE: '/proc/self/status',
+      FRONTEND_TOKENS: FRONTEND,
+      FLAGS_MAX_STORED_DEFINITIONS_BYTES: '100',
+    });
+    expect(await running.exited).toBe(1);
+    expect(running.output()).toMatch(
+      /BOOTSTRAP_FILE \/proc\/self\/status cannot be served: it reads as more than 100 bytes, above maxStoredDefinitionsBytes \(FLAGS_MAX_STORED_DEFINITIONS_BYTES\) = 100/,
+    );
+  });
+
+  test('on reload a FIFO or /dev/zero is refused with one line per change, memory stays small, the last good definitions are served, SIGTERM is honoured', async () => {
+    const file = path.join(dir, 'simple.json');
+    writeDefinitions(file, { first: { enabled: true } });
+    const running = await started({ BOOTSTRAP_FILE: file, FRONTEND_TOKENS: FRONTEND, RELOAD_INTERVAL: '1' });
+    const errors = () =>
+      running
+        .output()
+        .split('\n')
+        .filter((line) => / ERROR /.test(line));
+
+    const fifo = path.join(dir, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    renameSync(fifo, file);
+    await waitFor(() => errors().length === 1, 10_000);
+    expect(errors()[0]).toMatch(
+      /BOOTSTRAP_FILE .*simple\.json changed but cannot be served: it is a FIFO \(named pipe\), not a regular file; keeping the last good definitions/,
+    );
+    // further ticks over the same FIFO: no more lines, and reloads are not stalled by it
+    const ticks = running.output().length;
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(running.output().length).toBe(ticks);
+    expect(names((await frontend(running.url, FRONTEND)).toggles)).toEqual(['first']);
+
+    const link = path.join(dir, 'zero');
+    symlinkSync('/dev/zero', link);
+    renameSync(link, file);
+    await waitFor(() => errors().length === 2, 10_000);
+    expect(errors()[1]).toMatch(
+      /it is a character device, not a regular file; keeping the last good definitions/,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(errors()).toHaveLength(2);
+    expect(residentMiB(running.child)).toBeLessThan(400);
+    expect(names((await frontend(running.url, FRONTEND)).toggles)).toEqual(['first']);
+
+    // a FIFO in place again while SIGTERM arrives: the process stops as asked
+    const again = path.join(dir, 'pipe-again');
+    execFileSync('mkfifo', [again]);
+    renameSync(again, file);
+    await waitFor(() => errors().length === 3, 10_000);
+    running.child.kill('SIGTERM');
+    expect(await running.exited).toBe(0);
+  });
+});
 
 describe('a frontend SDK against offline mode', () => {
   test('unleash-proxy-client configured for Edge reads the file and sees a reload', async () => {

@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import net, { type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import type { ProxyApp } from '../../src/proxy/app';
 import { backupKey } from '../../src/proxy/backup/create-backup';
-import { digestOf } from '../../src/proxy/backup/redis-store';
 import type { ProxyOptions } from '../../src/proxy/config/types';
 import { sampleFeatures } from '../support/fixtures';
 import { capturingLogger } from '../support/logger';
@@ -263,6 +262,20 @@ describe('what a replica reads from Redis at start is checked before it is trust
   });
 
   test.concurrent(
+    'a record written by an earlier version (format 1, no scope) is ignored, naming why',
+    async () => {
+      const starting = await startingReplica();
+      const json = JSON.stringify(onlyToggle('unscoped'));
+      const digest = createHash('sha256').update(json).digest('hex');
+      await redis.set(
+        keyOf(starting.app),
+        `{"format":1,"digest":"${digest}","fetchedAt":${Date.now() - 5_000},"definitions":${json}}`,
+      );
+      await ignoredThenUpstream(starting, /it names no scope \(written by an earlier version\)/);
+    },
+  );
+
+  test.concurrent(
     'a backup fetched in the future is ignored, naming why, instead of being served as "fetched 0s ago"',
     async () => {
       const starting = await startingReplica();
@@ -273,8 +286,14 @@ describe('what a replica reads from Redis at start is checked before it is trust
   );
 });
 
-/** A backup record as a replica writes it. */
+/**
+ * A backup record as docs/operations.md describes it: format 2, the scope of the replica's upstream
+ * token (here one in another format: the configured environment, `default`, every project), and a
+ * SHA-256 of the head and the definitions.
+ */
 function recordOf(definitions: object, fetchedAt: number): string {
   const json = JSON.stringify(definitions);
-  return `{"format":1,"digest":"${digestOf(json)}","fetchedAt":${fetchedAt},"definitions":${json}}`;
+  const head = `"scope":{"environment":"default","projects":"*"},"fetchedAt":${fetchedAt},"tokens":[]`;
+  const digest = createHash('sha256').update(`${head}\n${json}`).digest('hex');
+  return `{"format":2,${head},"digest":"${digest}","definitions":${json}}`;
 }

@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { connect as connectTcp } from 'node:net';
 import path from 'node:path';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
@@ -300,6 +301,13 @@ describe('TLS serving: forward secrecy, absolute-form targets, the redirect', ()
   );
 });
 
+/** A FIFO (no writer) beside the certificates. */
+function fifoIn(dir: string): string {
+  const fifo = path.join(dir, 'key.fifo');
+  if (!existsSync(fifo)) execFileSync('mkfifo', [fifo]);
+  return fifo;
+}
+
 describe('TLS files that cannot serve stop start-up', () => {
   test.each([
     [
@@ -313,6 +321,18 @@ describe('TLS files that cannot serve stop start-up', () => {
       '2',
       () => '/nonexistent/server.key',
       'TLS_SERVER_KEY: cannot read "/nonexistent/server.key" (ENOENT)',
+    ],
+    [
+      'one process, a key that is a FIFO with no writer (refused on its handle, never waited on)',
+      '1',
+      () => fifoIn(certs.dir),
+      'key.fifo" (is a FIFO (named pipe), not a regular file)',
+    ],
+    [
+      'one process, a key that is /dev/zero',
+      '1',
+      () => '/dev/zero',
+      'TLS_SERVER_KEY: cannot read "/dev/zero" (is a character device, not a regular file)',
     ],
   ])('%s', async (_case, workers, key, message) => {
     const up = await plainUpstream();

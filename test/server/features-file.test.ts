@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -243,6 +244,17 @@ describe('validation of the features file', () => {
     [{ feature: [] }, /features/],
   ])('rejects an invalid file naming the problem (%#)', async (content, problem) => {
     await expect(load(content)).rejects.toThrow(problem);
+  });
+
+  it('refuses a FIFO (without waiting for a writer) and /dev/zero on their handles, never reading them', async () => {
+    const fifo = path.join(dir, 'features.fifo');
+    execFileSync('mkfifo', [fifo]);
+    await expect(loadFeaturesFile(fifo)).rejects.toThrow(
+      `cannot read features file ${fifo}: it is a FIFO (named pipe), not a regular file`,
+    );
+    await expect(loadFeaturesFile('/dev/zero')).rejects.toThrow(
+      'cannot read features file /dev/zero: it is a character device, not a regular file',
+    );
   });
 
   it('rejects a file that is not JSON', async () => {

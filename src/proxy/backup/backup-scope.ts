@@ -15,6 +15,8 @@ export interface BackupScope {
 export interface BackupPlace {
   /** Part of the Redis key's digest; undefined keeps the key a proxy of one such token always had. */
   readonly scope: BackupScope | undefined;
+  /** What its records say they hold, and what a record must say to be read: the token's environment and projects. */
+  readonly recordScope: BackupScope;
   readonly redisKeyPrefix: string;
   readonly storageProvider: StorageProvider<ClientFeaturesResponse> | undefined;
 }
@@ -49,6 +51,7 @@ export function backupPlace(
       : '';
   return {
     scope,
+    recordScope: scope ?? { environment: upstream.environment, projects: upstream.projects.join(',') },
     redisKeyPrefix: positional
       ? `${config.redisKeyPrefix}${upstream.environment}:${position.index}:`
       : config.redisKeyPrefix,

@@ -32,8 +32,16 @@ export function backupFileName(config: ProxyConfig, scope?: BackupScope): string
   return `flags-proxy-definitions-${digest}.json`;
 }
 
-/** The shared backup when `redisUrl` is configured; else the backup folder when `backupFolder` is. */
-export function createBackup(config: ProxyConfig, scope?: BackupScope): DefinitionsBackup | undefined {
+/**
+ * The shared backup when `redisUrl` is configured; else the backup folder when `backupFolder` is
+ * (checked at start: `checkBackupFolder`). `scope` names the key and file; `recordScope` is what
+ * their records hold.
+ */
+export function createBackup(
+  config: ProxyConfig,
+  scope: BackupScope | undefined,
+  recordScope: BackupScope,
+): DefinitionsBackup | undefined {
   const url = config.redisUrl;
   const folder = config.backupFolder;
   if (url === undefined && folder !== undefined) {
@@ -42,6 +50,7 @@ export function createBackup(config: ProxyConfig, scope?: BackupScope): Definiti
         new FileStore({
           folder,
           fileName: backupFileName(config, scope),
+          scope: recordScope,
           maxBytes: config.maxStoredDefinitionsBytes,
           ...hooks,
         }),
@@ -54,6 +63,7 @@ export function createBackup(config: ProxyConfig, scope?: BackupScope): Definiti
       new RedisStore({
         url,
         key: backupKey(config, scope),
+        scope: recordScope,
         timeoutMs: REDIS_TIMEOUT_MS,
         maxBytes: config.maxStoredDefinitionsBytes,
         ...hooks,

@@ -6,11 +6,21 @@ import type { Logger } from '../../common/logging/logger';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { BackupFault, BackupRecord } from './backup-record';
 import type { BackupStore, BackupStoreHooks } from './backup-store';
+import type { StoredToken } from './stored-tokens';
+
+/** Where validated tokens come from and go back to: the token validator. */
+export interface ValidatedTokenSource {
+  keptTokens(): StoredToken[];
+  seedAccepted(tokens: readonly StoredToken[]): void;
+  onKeptTokensChange(listener: () => void): void;
+}
 
 /** How long a starting replica waits for the upstream's first answer before it looks at the backup. */
 const FIRST_FETCH_GRACE_MS = 5_000;
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
+/** Validated tokens changing are written at most this often (each write is the whole record). */
+const TOKENS_WRITE_DELAY_MS = 1_000;
 
 export function describeAge(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
@@ -42,6 +52,10 @@ export class DefinitionsBackup {
   private wake: (() => void) | undefined;
   private closed = false;
   private faulted = false;
+  private tokens: { source: ValidatedTokenSource; environment: string } | undefined;
+  /** Tokens read from the backup before a source was attached. */
+  private restoredTokens: StoredToken[] = [];
+  private tokensTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: (hooks: BackupStoreHooks) => BackupStore,
@@ -81,6 +95,11 @@ export class DefinitionsBackup {
     this.firstFetch = new Promise((resolve) => (this.firstOutcome = resolve));
     this.redis = this.store({
       onFault: (kind, message) => this.fault(kind, message),
+      onIgnored: (message) => {
+        if (this.closed) return;
+        this.errors.inc({ kind: 'invalid' });
+        this.logger.warn(`${this.redis.label}: ${message}`);
+      },
       onReady: () => {
         if (this.faulted) this.logger.info(`${this.redis.label}: connected again`);
         this.faulted = false;
@@ -123,10 +142,42 @@ export class DefinitionsBackup {
     repository.on('warn', () => this.firstOutcome?.());
   }
 
-  /** Writes definitions just accepted from the upstream. */
+  /** Writes definitions just accepted from the upstream, with the validated tokens of the environment. */
   save(definitions: ClientFeaturesResponse): void {
     if (this.closed) return;
-    this.newest = { record: this.redis.write(definitions, Date.now()), origin: 'written' };
+    this.newest = { record: this.redis.write(definitions, Date.now(), this.tokenList()), origin: 'written' };
+  }
+
+  /**
+   * Keeps the tokens `source` validated for `environment` in this backup (as digests), written with
+   * the definitions and again when they change; tokens read from the backup are handed to it.
+   */
+  keepTokens(source: ValidatedTokenSource, environment: string): void {
+    this.tokens = { source, environment };
+    if (this.restoredTokens.length > 0) source.seedAccepted(this.restoredTokens);
+    this.restoredTokens = [];
+    source.onKeptTokensChange(() => {
+      if (this.closed || this.tokensTimer !== undefined) return;
+      this.tokensTimer = setTimeout(() => {
+        this.tokensTimer = undefined;
+        const newest = this.newest;
+        if (this.closed || newest === undefined) return;
+        const { definitions, fetchedAt } = newest.record;
+        newest.record = this.redis.write(definitions, fetchedAt, this.tokenList());
+      }, TOKENS_WRITE_DELAY_MS).unref();
+    });
+  }
+
+  private tokenList(): StoredToken[] {
+    if (this.tokens === undefined) return [];
+    const { source, environment } = this.tokens;
+    return source.keptTokens().filter((t) => t.environment === environment);
+  }
+
+  private restore(tokens: readonly StoredToken[]): void {
+    if (tokens.length === 0) return;
+    if (this.tokens) this.tokens.source.seedAccepted(tokens);
+    else this.restoredTokens = [...tokens];
   }
 
   /** The SDK's storage provider: `inner` (the user's, or in memory) first, then the shared backup. */
@@ -152,8 +203,9 @@ export class DefinitionsBackup {
       if (record && record.definitions.features.length > 0) {
         this.newest = { record, origin: 'read' };
         this.serving = true;
+        this.restore(record.tokens);
         this.logger.warn(
-          `the upstream has not answered: ready from the ${this.redis.label} (revision ${record.digest.slice(0, 12)}, ${record.definitions.features.length} toggles, fetched ${describeAge(Date.now() - record.fetchedAt)} ago); switching to the upstream as soon as it answers`,
+          `the upstream has not answered: ready from the ${this.redis.label} (record ${record.digest.slice(0, 12)}, ${record.definitions.features.length} toggles, ${record.tokens.length} validated tokens, fetched ${describeAge(Date.now() - record.fetchedAt)} ago); switching to the upstream as soon as it answers`,
         );
         return record.definitions;
       }
@@ -175,6 +227,7 @@ export class DefinitionsBackup {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.tokensTimer);
     this.wake?.();
     await this.redis.close();
   }

@@ -1,19 +1,24 @@
 import { Redis } from 'ioredis';
 import type { ClientFeaturesResponse } from 'unleash-client';
-import { encodeRecord, parseRecord, type BackupFault, type BackupRecord } from './backup-record';
+import { encodeRecord, type BackupFault, type BackupRecord, type RecordScope } from './backup-record';
 import type { BackupStore } from './backup-store';
+import { RecordChecker } from './record-checker';
+import type { StoredToken } from './stored-tokens';
 
-export { digestOf, parseRecord, FUTURE_TOLERANCE_MS } from './backup-record';
+export { parseRecord, FUTURE_TOLERANCE_MS } from './backup-record';
 export type { BackupFault, BackupRecord } from './backup-record';
 
 export interface RedisStoreOptions {
   url: string;
   key: string;
+  /** Whose definitions the key holds; a record of another scope is never served. */
+  scope: RecordScope;
   /** Bound of every connect and command, so a slow Redis never holds anything up for long. */
   timeoutMs: number;
   /** Largest stored value read (`maxStoredDefinitionsBytes`); its length is asked before it is read. */
   maxBytes: number;
   onFault(kind: BackupFault, message: string): void;
+  onIgnored(message: string): void;
   /** Called when the connection is (re-)established. */
   onReady(): void;
 }
@@ -25,10 +30,12 @@ export interface RedisStoreOptions {
 export class RedisStore implements BackupStore {
   readonly label = 'Redis backup';
   private readonly redis: Redis;
+  private readonly checker: RecordChecker;
   private pendingWrite: string | undefined;
   private closed = false;
 
   constructor(private readonly options: RedisStoreOptions) {
+    this.checker = new RecordChecker(options.scope, options);
     this.redis = new Redis(options.url, {
       lazyConnect: true,
       connectTimeout: options.timeoutMs,
@@ -66,17 +73,12 @@ export class RedisStore implements BackupStore {
       return undefined;
     }
     if (raw === null) return undefined;
-    const record = parseRecord(raw);
-    if (typeof record === 'string') {
-      this.options.onFault('invalid', `ignoring the backup in Redis: ${record}`);
-      return undefined;
-    }
-    return record;
+    return this.checker.check(raw, 'the backup in Redis');
   }
 
   /** Stores definitions; when Redis is away the newest one is kept and written once it is back. */
-  write(definitions: ClientFeaturesResponse, fetchedAt: number): BackupRecord {
-    const { value, record } = encodeRecord(definitions, fetchedAt);
+  write(definitions: ClientFeaturesResponse, fetchedAt: number, tokens?: StoredToken[]): BackupRecord {
+    const { value, record } = encodeRecord(definitions, fetchedAt, this.options.scope, tokens);
     this.pendingWrite = value;
     if (this.redis.status === 'ready') void this.set(value);
     return record;

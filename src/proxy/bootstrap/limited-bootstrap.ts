@@ -1,7 +1,7 @@
-import { promises as fs } from 'node:fs';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { ClientFeaturesResponse } from 'unleash-client';
+import { readChecked } from '../../common/files/checked-read';
 import { resolveBootstrapProvider, buildHeaders } from '../upstream/sdk/modules';
 import type { BootstrapOptions, BootstrapProvider } from '../upstream/sdk/types';
 
@@ -22,11 +22,15 @@ function parse(what: string, text: string): ClientFeaturesResponse {
   }
 }
 
-/** Reads a bootstrap file after checking its size, so a huge file is never read into memory. */
+/**
+ * Reads a bootstrap file through one handle checked before reading (`common/files/checked-read`): a
+ * FIFO, a device or a file above the limit is refused, never read into memory.
+ */
 async function readFile(filePath: string, maxBytes: number): Promise<ClientFeaturesResponse> {
-  const { size } = await fs.stat(filePath);
-  if (size > maxBytes) throw tooLarge('the bootstrap file', size, maxBytes);
-  return parse('the bootstrap file', await fs.readFile(filePath, 'utf8'));
+  const read = await readChecked(filePath, { maxBytes, limitName: OPTION });
+  if ('refused' in read)
+    throw new Error(`the bootstrap file ${read.refused.replace(/^it /, '')}; ignoring it`);
+  return parse('the bootstrap file', read.bytes.toString('utf8'));
 }
 
 /**

@@ -69,6 +69,11 @@ export class Environment {
   readonly changeStreams: ChangeStreams;
   /** The serving of every project the upstream token reads. */
   readonly all: ScopeServing;
+  /** Its definitions backup (Redis or `BACKUP_FOLDER`), if one is configured. */
+  get backup(): DefinitionsBackup | undefined {
+    return this.options.backup;
+  }
+
   /** Epoch ms of the last time the upstream refused this environment's token (0: never). */
   private refusedAt = 0;
 

@@ -1,6 +1,7 @@
 import type { Strategy } from 'unleash-client';
 import type { HttpOptions } from '../upstream/sdk/types';
 import { Registry } from 'prom-client';
+import { checkBackupFolder } from '../backup/backup-folder';
 import { backupPlace } from '../backup/backup-scope';
 import { createBackup } from '../backup/create-backup';
 import type { ProcessBudget } from './process-budget';
@@ -40,6 +41,9 @@ export class EnvironmentRegistry {
       this.environments = [offlineEnvironment(config.offline, options)];
       return;
     }
+    // a folder others could write to is refused before anything starts
+    if (config.backupFolder !== undefined && config.redisUrl === undefined)
+      checkBackupFolder(config.backupFolder);
     const tokens = upstreamTokens(config.flagsApiTokens, config.environment);
     const several = tokens.length > 1;
     this.environments = tokens.map((upstream, index) => {
@@ -53,7 +57,7 @@ export class EnvironmentRegistry {
         // A bootstrap is one definitions set: with several tokens, the first token's environment's.
         expBootstrap: index === 0 ? config.expBootstrap : undefined,
       };
-      const backup = createBackup(own, place.scope);
+      const backup = createBackup(own, place.scope, place.recordScope);
       if (index === 0) backup?.register(options.registry);
       return new Environment({
         name: upstream.environment,

@@ -1,4 +1,5 @@
-import { promises as fs, readFileSync, statSync, type BigIntStats } from 'node:fs';
+import { promises as fs, type BigIntStats } from 'node:fs';
+import { readChecked, readCheckedSync, type CheckedRead } from '../../common/files/checked-read';
 import { checkDocument } from '../upstream/definitions-document';
 import type { ApiResponse } from '../upstream/sdk/types';
 import { isSimpleFormat, simpleToClientFeatures } from './simple-format';
@@ -20,10 +21,6 @@ export function versionOf(stats: BigIntStats): string {
 }
 
 const OPTION = 'maxStoredDefinitionsBytes (FLAGS_MAX_STORED_DEFINITIONS_BYTES)';
-
-function tooLarge(size: bigint, maxBytes: number): string {
-  return `it is ${size} bytes, above ${OPTION} = ${maxBytes}`;
-}
 
 /**
  * The definitions of a file's text, as Unleash Edge reads it: the simple format first, else the
@@ -51,38 +48,42 @@ export function interpret(text: string): FileReading {
   };
 }
 
-/** Reads the file at start, size checked before reading; throws with the reason. */
-export function readAtStart(path: string, maxBytes: number): { reading: FileReading; version: string } {
-  const stats = statSync(path, { bigint: true });
-  if (stats.size > BigInt(maxBytes))
-    return { reading: { refused: tooLarge(stats.size, maxBytes) }, version: versionOf(stats) };
-  return { reading: interpret(readFileSync(path, 'utf8')), version: versionOf(stats) };
+function readingOf(read: CheckedRead): FileReading {
+  return 'refused' in read ? { refused: read.refused } : interpret(read.bytes.toString('utf8'));
+}
+
+/** The version of what a read saw: the handle's identity, or the reason it could not be opened. */
+function versionOfRead(read: CheckedRead): string {
+  if (read.stats) return versionOf(read.stats);
+  return `unreadable:${'code' in read ? (read.code ?? 'error') : 'error'}`;
 }
 
 /**
- * Reads the file again when its version differs from `known`; undefined when it is unchanged.
- * Never throws: an unreadable file is a refusal naming the reason (its error code).
+ * Reads the file at start, through one handle checked before reading (`common/files/checked-read`):
+ * a FIFO, a device or a file above the limit is refused, never read.
+ */
+export function readAtStart(path: string, maxBytes: number): { reading: FileReading; version: string } {
+  const read = readCheckedSync(path, { maxBytes, limitName: OPTION });
+  return { reading: readingOf(read), version: versionOfRead(read) };
+}
+
+/**
+ * Reads the file again when what its path names differs from `known`; undefined when it is
+ * unchanged (one refusal per change, however many ticks). Never throws.
  */
 export async function readIfChanged(
   path: string,
   known: string | undefined,
   maxBytes: number,
 ): Promise<{ reading: FileReading; version: string } | undefined> {
-  let stats: BigIntStats;
+  let version: string;
   try {
-    stats = await fs.stat(path, { bigint: true });
+    version = versionOf(await fs.stat(path, { bigint: true }));
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    const version = `unreadable:${code}`;
-    return version === known ? undefined : { reading: { refused: `it cannot be read (${code})` }, version };
+    version = `unreadable:${(err as NodeJS.ErrnoException).code ?? 'error'}`;
   }
-  const version = versionOf(stats);
   if (version === known) return undefined;
-  if (stats.size > BigInt(maxBytes)) return { reading: { refused: tooLarge(stats.size, maxBytes) }, version };
-  try {
-    return { reading: interpret(await fs.readFile(path, 'utf8')), version };
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    return { reading: { refused: `it cannot be read (${code})` }, version: `unreadable:${code}` };
-  }
+  const read = await readChecked(path, { maxBytes, limitName: OPTION });
+  // a path that stats but cannot be opened (EACCES) keeps the version its stat gave: one line, not one per tick
+  return { reading: readingOf(read), version: read.stats ? versionOf(read.stats) : version };
 }

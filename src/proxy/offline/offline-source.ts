@@ -29,18 +29,17 @@ export class OfflineFileSource implements DefinitionsSource {
   private closed = false;
 
   constructor(private readonly options: OfflineFileOptions) {
-    let read: ReturnType<typeof readAtStart>;
-    try {
-      read = readAtStart(options.path, options.maxBytes);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      throw new ConfigError([`Offline mode: BOOTSTRAP_FILE ${options.path} cannot be read (${code})`]);
-    }
+    // opened once without blocking and checked on the handle: a FIFO or a device never stalls start-up
+    const read = readAtStart(options.path, options.maxBytes);
     const { reading } = read;
-    if ('refused' in reading)
+    if ('refused' in reading) {
+      const unreadable = /^it (cannot be read \(.*\))$/.exec(reading.refused);
       throw new ConfigError([
-        `Offline mode: BOOTSTRAP_FILE ${options.path} cannot be served: ${reading.refused}`,
+        unreadable
+          ? `Offline mode: BOOTSTRAP_FILE ${options.path} ${unreadable[1]}`
+          : `Offline mode: BOOTSTRAP_FILE ${options.path} cannot be served: ${reading.refused}`,
       ]);
+    }
     this.version = read.version;
     this.first = reading.definitions;
     this.accepted(reading, 'serving');

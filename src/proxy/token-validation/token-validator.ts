@@ -1,5 +1,7 @@
 import type { Logger } from '../../common/logging/logger';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
+import type { StoredToken } from '../backup/stored-tokens';
+import { KeptTokens } from './kept-tokens';
 import { ValidationCallError, type ValidatedToken, type ValidateTokens } from './validation-client';
 import { ValidationUnavailable } from './validation-unavailable';
 import { timerDelay } from '../../common/timers/timer-delay';
@@ -99,6 +101,8 @@ type Outcome =
 export class TokenValidator {
   private readonly limits: TokenValidatorLimits;
   private readonly accepted = new Map<string, ValidatedToken>();
+  /** What survives a restart in the definitions backup (`kept-tokens.ts`). */
+  private readonly kept = new KeptTokens();
   /** Token → epoch ms until which it stays refused. */
   private readonly refused = new Map<string, number>();
   /** Tokens waiting to be sent, oldest first. */
@@ -165,10 +169,34 @@ export class TokenValidator {
     const accepted = this.accepted.get(token);
     if (accepted) return accepted;
     const until = this.refused.get(token);
-    if (until === undefined) return undefined;
+    if (until === undefined) return this.restoredAccepted(token);
     if (until > Date.now()) return null;
     this.refused.delete(token);
-    return undefined;
+    return this.restoredAccepted(token);
+  }
+
+  /** Seeds tokens a backup kept as validated (digests): keys among them are accepted until the upstream answers. */
+  seedAccepted(tokens: readonly StoredToken[]): void {
+    this.kept.seed(tokens);
+  }
+
+  /** The accepted tokens (and those restored, not presented yet) as a backup keeps them: digests, never secrets. */
+  keptTokens(): StoredToken[] {
+    return this.kept.list(this.accepted);
+  }
+
+  /** `listener` is called whenever `keptTokens` may have changed. */
+  onKeptTokensChange(listener: () => void): void {
+    this.kept.onChange(listener);
+  }
+
+  /** A key a backup held as validated, accepted with the stored scope. */
+  private restoredAccepted(token: string): ValidatedToken | undefined {
+    const restored = this.kept.take(token);
+    if (restored === undefined) return undefined;
+    this.accepted.set(token, restored);
+    if (this.accepted.size > this.limits.maxAccepted) this.forgetOldest(this.accepted);
+    return restored;
   }
 
   /**
@@ -391,6 +419,8 @@ export class TokenValidator {
       const confirmed = await this.options.validate(tokens);
       const asked = new Set(tokens);
       this.callResults.answered += 1;
+      // the upstream answers again: keys accepted from a backup are asked about now
+      if (this.kept.answered()) setImmediate(() => void this.revalidate());
       return new Map(confirmed.filter((t) => asked.has(t.token)).map((t) => [t.token, t]));
     } catch (err) {
       if (err instanceof ValidationCallError && err.status === 413) {
@@ -416,12 +446,14 @@ export class TokenValidator {
     this.accepted.delete(token.token);
     this.accepted.set(token.token, token);
     if (this.accepted.size > this.limits.maxAccepted) this.forgetOldest(this.accepted);
+    this.kept.confirmed(token.token);
   }
 
   private refuse(token: string): void {
     this.accepted.delete(token);
     this.refused.delete(token);
     this.refused.set(token, Date.now() + this.options.revalidateIntervalMs);
+    this.kept.refused(token);
     if (this.refused.size > this.limits.maxRefused) this.forgetOldest(this.refused);
   }
 
@@ -468,7 +500,10 @@ export class TokenValidator {
         for (const token of batch) {
           const outcome = outcomes.get(token);
           if (outcome?.kind === 'accepted') {
-            if (this.accepted.has(token)) this.accepted.set(token, outcome.token);
+            if (this.accepted.has(token)) {
+              this.accepted.set(token, outcome.token);
+              this.kept.confirmed(token);
+            }
           } else if (outcome?.kind === 'refused' && outcome.remember) this.refuse(token);
         }
       }

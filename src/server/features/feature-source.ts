@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { unwatchFile, watchFile, type Stats } from 'node:fs';
+import { readChecked } from '../../common/files/checked-read';
 import type { Logger } from '../../common/logging/logger';
 import { describeIssues } from '../http/validate';
 import { featuresFileSchema, type FeatureDefinition, type SegmentDefinition } from './schema';
@@ -18,18 +18,20 @@ export interface FeatureSnapshot {
 
 export class FeaturesFileError extends Error {}
 
+/** Largest features file read: 64 MiB, as the proxy's largest stored definitions. */
+export const FEATURES_FILE_MAX_BYTES = 64 * 1024 * 1024;
+
 /** Reads and validates a features file; throws FeaturesFileError naming the problem. */
 export async function loadFeaturesFile(
   file: string,
 ): Promise<Omit<FeatureSnapshot, 'revision' | 'loadedAt'>> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new FeaturesFileError(
-      `cannot read features file ${file}: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
+  // opened once without blocking and checked on the handle: a FIFO or a device never stalls the server
+  const read = await readChecked(file, {
+    maxBytes: FEATURES_FILE_MAX_BYTES,
+    limitName: 'the limit of 64 MiB',
+  });
+  if ('refused' in read) throw new FeaturesFileError(`cannot read features file ${file}: ${read.refused}`);
+  const text = read.bytes.toString('utf8');
   let json: unknown;
   try {
     json = JSON.parse(text);
