@@ -160,6 +160,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
         ...(config.offline?.clientTokens ?? []),
       ],
       validator,
+      names: { tokens: config.tokensName, keys: config.keysName },
     });
   } catch (err) {
     validator?.close();

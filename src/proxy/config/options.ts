@@ -122,12 +122,16 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     key: 'featuresRefreshIntervalSeconds',
     env: ['FEATURES_REFRESH_INTERVAL_SECONDS'],
     parse: p.wholeNumber,
+    default: 15,
+    defaultDoc: "`15` under Unleash Edge's contract",
     doc: "Unleash Edge's name of the poll interval, in seconds; `FLAGS_FETCH_INTERVAL` (ms) wins",
   },
   {
     key: 'metricsIntervalSeconds',
     env: ['METRICS_INTERVAL_SECONDS'],
     parse: p.wholeNumber,
+    default: 60,
+    defaultDoc: "`60` under Unleash Edge's contract",
     doc: "Unleash Edge's name of the usage-report interval, in seconds; `FLAGS_METRICS_INTERVAL` (ms) wins",
   },
   {
@@ -227,6 +231,13 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     doc: 'Offline mode: definitions from `bootstrapFile` only, no upstream (code only; `flags-proxy offline` sets it)',
   },
   {
+    key: 'edgeContract',
+    env: [],
+    parse: p.boolean,
+    codeOnly: true,
+    doc: "Unleash Edge's contract whatever names configure the proxy (code only; `flags-proxy edge` sets it)",
+  },
+  {
     key: 'bootstrapFile',
     env: ['BOOTSTRAP_FILE'],
     parse: p.string,
@@ -278,6 +289,8 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     key: 'tokenRevalidationIntervalSeconds',
     env: ['TOKEN_REVALIDATION_INTERVAL_SECONDS'],
     parse: p.wholeNumber,
+    default: 3600,
+    defaultDoc: "`3600` under Unleash Edge's contract",
     doc: "Unleash Edge's name of the token revalidation interval, in seconds; `FLAGS_TOKEN_REVALIDATE_INTERVAL` (ms) wins",
   },
   {
