@@ -10,7 +10,8 @@ import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PROBE_TIMEOUT_MS } from '../../src/proxy/command-line/probe';
+import { environmentWith, parseArguments } from '../../src/proxy/command-line/parse-arguments';
+import { PROBE_TIMEOUT_MS, probeTarget } from '../../src/proxy/command-line/probe';
 import { sampleFeatures } from '../support/fixtures';
 import { childPort, freePort } from '../support/listen';
 import { assertBuilt, BIN, makeCertificates } from '../support/program';
@@ -303,3 +304,42 @@ describe('`offline` by subcommand', () => {
     }
   }, 30_000);
 });
+
+describe('what health and ready ask, and what a flag replaces', () => {
+  test.each([
+    [{}, 'http://localhost:3063/internal-backstage/health'],
+    [{ PORT: '4000' }, 'http://localhost:4000/internal-backstage/health'],
+    [{ PORT: '4000', BASE_PATH: 'edge/' }, 'http://localhost:4000/edge/internal-backstage/health'],
+    [
+      { EDGE_URL: 'https://edge.example:8443/base/', PORT: '4000' },
+      'https://edge.example:8443/base/internal-backstage/health',
+    ],
+  ])('%p asks %s', (env, url) => {
+    expect(probeTarget(env, 'health')).toBe(url);
+  });
+
+  test('a flag wins over its variable, the other names of its option, and our names that would win', () => {
+    const env = environmentWith(
+      {
+        TOKENS: 'env-token',
+        FLAGS_API_TOKEN: 'ours',
+        FLAGS_FETCH_INTERVAL: '1000',
+        JSON_LOGGER: 'false',
+        PORT: '4000',
+      },
+      parseArgumentsVariables(['edge', '-t', 'flag-token', '-f', '30', '--log-format', 'json']),
+    );
+    expect(env).toEqual({
+      TOKENS: 'flag-token',
+      FEATURES_REFRESH_INTERVAL_SECONDS: '30',
+      LOG_FORMAT: 'json',
+      PORT: '4000',
+    });
+  });
+});
+
+function parseArgumentsVariables(args: string[]): Record<string, string> {
+  const command = parseArguments(args);
+  if (command.kind !== 'serve') throw new Error(`expected a serve command, got ${command.kind}`);
+  return command.variables;
+}

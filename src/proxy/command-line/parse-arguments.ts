@@ -108,6 +108,14 @@ export function parseArguments(args: readonly string[]): Command {
   return { kind: 'serve', mode, options, variables, flags };
 }
 
+/** Our variables that win over an Edge variable of another option when both are set: a flag beats them. */
+const OURS_THAT_WIN: Record<string, readonly string[]> = {
+  LOG_FORMAT: ['JSON_LOGGER'],
+  FEATURES_REFRESH_INTERVAL_SECONDS: ['FLAGS_FETCH_INTERVAL', 'UNLEASH_FETCH_INTERVAL'],
+  METRICS_INTERVAL_SECONDS: ['FLAGS_METRICS_INTERVAL', 'UNLEASH_METRICS_INTERVAL'],
+  TOKEN_REVALIDATION_INTERVAL_SECONDS: ['FLAGS_TOKEN_REVALIDATE_INTERVAL'],
+};
+
 /**
  * The environment a run reads: `env` with the flags' variables laid over it. A flag wins over the
  * environment: the other names of the same option (`FLAGS_API_TOKEN` and `UNLEASH_API_TOKEN` for
@@ -119,8 +127,8 @@ export function environmentWith(env: Env, variables: Record<string, string>): En
     const spec = PROXY_OPTIONS.find(
       (o) => o.env.includes(variable) || (o.aliases?.env ?? []).includes(variable),
     );
-    for (const other of [...(spec?.env ?? []), ...(spec?.aliases?.env ?? [])])
-      if (other !== variable) delete result[other];
+    const others = [...(spec?.env ?? []), ...(spec?.aliases?.env ?? []), ...(OURS_THAT_WIN[variable] ?? [])];
+    for (const other of others) if (other !== variable) delete result[other];
   }
   return { ...result, ...variables };
 }
