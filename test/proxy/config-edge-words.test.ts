@@ -193,6 +193,17 @@ describe("start-up problems in Edge's words", () => {
     );
   });
 
+  test('a pretrusted token that is also a server-side SDK token is named as PRETRUSTED_TOKENS', () => {
+    const lines = problems({
+      ...EDGE,
+      PRETRUSTED_TOKENS: 'shared-key@development',
+      EXP_SERVER_SIDE_SDK_CONFIG_TOKENS: 'shared-key@development',
+    });
+    expect(lines).toEqual([
+      'A value of PRETRUSTED_TOKENS is also a server-side SDK token in EXP_SERVER_SIDE_SDK_CONFIG_TOKENS: client keys are public, so that token would let any web page read every flag definition; use different values',
+    ]);
+  });
+
   test("the specification's words under its names are unchanged", () => {
     expect(problems({ FLAGS_URL: SPEC.FLAGS_URL, FLAGS_API_TOKEN: SPEC.FLAGS_API_TOKEN })).toEqual([
       'Missing required configuration: clientKeys: FLAGS_PROXY_CLIENT_KEYS (or UNLEASH_PROXY_CLIENT_KEYS or PRETRUSTED_TOKENS)',

@@ -45,14 +45,17 @@ function optionName(key: string): string {
  * definition at /proxy/client/features. A value that is both would hand all definitions to any
  * page, so the configuration is refused, naming both options and never the value.
  */
-function sharedSecretProblems(get: <T>(key: string) => T): string[] {
+function sharedSecretProblems(
+  get: <T>(key: string) => T,
+  nameOf: (key: string) => string = optionName,
+): string[] {
   const tokens = new Set(get<string[] | undefined>('expServerSideSdkConfig.tokens') ?? []);
   if (tokens.size === 0) return [];
   return ['clientKeys', 'proxySecrets']
     .filter((key) => (get<string[] | undefined>(key) ?? []).some((value) => tokens.has(value)))
     .map(
       (key) =>
-        `A value of ${optionName(key)} is also a server-side SDK token in ${optionName('expServerSideSdkConfig.tokens')}: client keys are public, so that token would let any web page read every flag definition; use different values`,
+        `A value of ${nameOf(key)} is also a server-side SDK token in ${nameOf('expServerSideSdkConfig.tokens')}: client keys are public, so that token would let any web page read every flag definition; use different values`,
     );
 }
 
@@ -180,7 +183,9 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     clientKeys = [];
     notRequired(['clientKeys']);
   }
-  problems.push(...sharedSecretProblems(get));
+  // Under Edge's contract, options are named by the variable given (PRETRUSTED_TOKENS, not clientKeys).
+  const edgeName = (key: string) => sources.get(key)?.name ?? optionName(key);
+  problems.push(...sharedSecretProblems(get, contract === 'edge' ? edgeName : optionName));
   const tls = {
     enable: get<boolean>('tls.enable'),
     serverCert: get<string | undefined>('tls.serverCert'),
