@@ -20,6 +20,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 COPY --from=build /app/dist/src ./dist/src
 COPY src/server/migrations ./src/server/migrations
 COPY examples ./examples
+# Unleash Edge's path of its program: Edge's Helm chart probes with `/app/unleash-edge health`.
+COPY --chmod=755 docker/unleash-edge ./unleash-edge
 USER node
 # 3000 under the specification's names (FLAGS_*, UNLEASH_*), 3063 under Unleash Edge's (UPSTREAM_URL + TOKENS,
 # offline mode); PORT sets either.
@@ -28,6 +30,8 @@ EXPOSE 3000 3063
 HEALTHCHECK --interval=10s --timeout=3s CMD B="${PROXY_BASE_PATH:-$BASE_PATH}"; B="${B:+/${B#/}}"; \
   wget -qO- "http://127.0.0.1:${PORT:-3000}$B/proxy/health" || \
   wget -qO- "http://127.0.0.1:${PORT:-3063}$B/internal-backstage/ready" || exit 1
-# Configuration comes from environment variables: FLAGS_URL, FLAGS_API_TOKEN, FLAGS_PROXY_CLIENT_KEYS, … or
-# Unleash Edge's UPSTREAM_URL, TOKENS, … (see the README's "Coming from Unleash Edge").
-CMD ["node", "dist/src/bin/flags-proxy.js"]
+# The program is the entrypoint, so the container's arguments are its command, as in Unleash Edge's image:
+# none (configuration from the environment: FLAGS_URL, FLAGS_API_TOKEN, FLAGS_PROXY_CLIENT_KEYS, … or Unleash
+# Edge's UPSTREAM_URL, TOKENS, …), or Edge's `edge`, `offline`, `health`, `ready` with Edge's flags
+# (Edge's Helm chart runs `args: [edge]`); see docs/unleash-edge.md.
+ENTRYPOINT ["node", "/app/dist/src/bin/flags-proxy.js"]

@@ -182,6 +182,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
         ...(config.offline?.clientTokens ?? []),
       ],
       validator,
+      names: { tokens: config.tokensName, keys: config.keysName },
     });
   } catch (err) {
     stopWatching();

@@ -1,65 +1,30 @@
 /**
  * The container path, checked where no Docker engine runs: a folder holding only what the
  * Dockerfile's runtime stage copies, its `RUN` executed as written (`npm ci --omit=dev
- * --ignore-scripts` against the npm registry), its `CMD` started as a non-root user (`nobody`,
+ * --ignore-scripts` against the npm registry), its ENTRYPOINT started as a non-root user (`nobody`,
  * standing in for the image's `USER node`) with the environment of `examples/kubernetes/` (Edge's
  * Helm names: `UPSTREAM_URL`, `TOKENS`, `PORT`), and the probes, scrape and a frontend request of
  * that manifest called. A file the program needs that the Dockerfile does not copy makes it fail.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { chmod, cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { EXAMPLE_FEATURES_FILE, type RunningFlagServer } from '../../src/server';
 import { startBuiltProxy, type BuiltProxy } from '../support/built-proxy';
 import { freePort } from '../support/listen';
 import { waitFor } from '../support/proxy';
 import { startTestFlagServer } from '../e2e/stack';
-import { copyLikeDocker, dockerignore, runShell, runtimeStage, stageWorkdir } from './dockerfile';
+import { runtimeStage } from './dockerfile';
+import { NOBODY, nonRootWrapper, stageImage, type ImageFolder } from './image-folder';
 import { readKubernetesExample } from './kubernetes-example';
 
 const ROOT = path.resolve(__dirname, '../..');
 const DOCKERFILE = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
 const CLIENT_TOKEN = '*:production.container-client-token-0123456789';
 const FRONTEND = '*:production.container-frontend-token-0123456789';
-const NOBODY = { uid: 65534, gid: 65534 };
 
-/** Drops to `nobody` with `setpriv` when this process may (root); undefined otherwise. */
-function nonRootWrapper(): string[] | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const probe = spawnSync('setpriv', ['--version']);
-  if (probe.status !== 0) return undefined;
-  return ['setpriv', `--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, '--clear-groups', '--'];
-}
-
-/** What npm prints when the registry cannot be reached (not a lockfile or package problem). */
-const OFFLINE = /ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNREFUSED|ECONNRESET|ENETUNREACH/;
-
-/**
- * Without the registry: the packages `npm ls --omit=dev` lists in this worktree's node_modules,
- * copied to the same places under `app` (what `npm ci --omit=dev` would install from the lockfile).
- */
-async function copyProductionDependencies(app: string): Promise<void> {
-  const listed = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  const modules = realpathSync(path.join(ROOT, 'node_modules'));
-  const packages = listed.stdout
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && realpathSync(line).startsWith(`${modules}${path.sep}`));
-  for (const dir of packages) {
-    const relative = path.relative(modules, realpathSync(dir));
-    await cp(dir, path.join(app, 'node_modules', relative), {
-      recursive: true,
-      // nested node_modules are listed (and copied) on their own
-      filter: (src) => !path.relative(dir, src).split(path.sep).includes('node_modules'),
-    });
-  }
-}
-
+let image: ImageFolder;
 let app: string;
 let flagServer: RunningFlagServer;
 let proxy: BuiltProxy | undefined;
@@ -75,60 +40,17 @@ beforeAll(async () => {
     frontendTokens: [FRONTEND],
   }).then((server) => (flagServer = server));
   try {
-    await stageImage();
+    image = await stageImage(ROOT, DOCKERFILE, runtimeStage(DOCKERFILE));
+    app = image.app;
   } finally {
     await serverStarting;
   }
 }, 300_000);
 
-/** The image's folder: the runtime stage's COPY and RUN steps, as `docker build` runs them. */
-async function stageImage(): Promise<void> {
-  const stage = runtimeStage(DOCKERFILE);
-  const folder = await mkdtemp(path.join(os.tmpdir(), 'flags-proxy-image-'));
-  await chmod(folder, 0o755);
-  app = path.join(folder, stage.workdir.replace(/^\/+/, ''));
-  await mkdir(app, { recursive: true, mode: 0o755 });
-  const keep = dockerignore(ROOT);
-  for (const step of stage.steps) {
-    if (step.kind === 'run') {
-      // a private npm cache: `npm cache clean --force` of the RUN line must not touch anyone else's
-      const runEnv = {
-        PATH: process.env.PATH ?? '',
-        HOME: folder,
-        npm_config_cache: path.join(folder, '.npm-cache'),
-        ...stage.env,
-      };
-      try {
-        await runShell(step.command, app, runEnv, 240_000);
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        if (!/\bnpm ci\b/.test(step.command) || !OFFLINE.test(message)) throw err;
-        console.warn(
-          `the npm registry is unreachable: production dependencies copied from this worktree instead\n${message}`,
-        );
-        await copyProductionDependencies(app);
-      }
-      continue;
-    }
-    const dest = path.resolve(app, step.dest);
-    if (step.from !== undefined) {
-      // the build stage compiled this worktree: its WORKDIR is this worktree, whose dist/ `npm run build` made
-      const workdir = stageWorkdir(DOCKERFILE, step.from);
-      const sources = step.sources.map((s) => path.join(ROOT, path.relative(workdir, s)));
-      await copyLikeDocker(sources, step.dest.endsWith('/') ? `${dest}/` : dest, () => true);
-    } else {
-      const sources = step.sources.map((s) => path.join(ROOT, s));
-      await copyLikeDocker(sources, step.dest.endsWith('/') ? `${dest}/` : dest, (src) =>
-        keep(path.relative(ROOT, src)),
-      );
-    }
-  }
-}
-
 afterAll(async () => {
   await proxy?.stop();
   await flagServer?.close();
-  if (app) await rm(path.dirname(app), { recursive: true, force: true });
+  if (image) await rm(image.folder, { recursive: true, force: true });
 });
 
 test('the runtime stage holds only what it copies: no sources, no dev dependencies, no test files', () => {
@@ -165,12 +87,13 @@ test('started as a non-root user with the Kubernetes example’s environment, th
   env.PORT = String(port);
   expect(Object.keys(env).sort()).toEqual(['NODE_ENV', 'PORT', 'TOKENS', 'UPSTREAM_URL']);
 
-  const [command, ...args] = stage.cmd;
-  expect(command).toBe('node');
+  // no arguments: the ENTRYPOINT alone (the manifest gives none), configured by the environment
+  const [command, bin, ...args] = image.command();
+  expect([command, args]).toEqual(['node', []]);
   const wrapper = nonRootWrapper();
   if (wrapper === undefined) console.warn('not root or no setpriv: the image’s program runs as this user');
   proxy = await startBuiltProxy(env, {
-    bin: path.join(app, args[0]),
+    bin,
     cwd: app,
     wrapper,
     livenessPath: k8s.liveness.path,

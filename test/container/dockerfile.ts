@@ -15,12 +15,14 @@ export interface RuntimeStage {
   env: Record<string, string>;
   user: string | undefined;
   expose: number[];
-  /** The exec-form CMD. */
+  /** The exec-form ENTRYPOINT: what runs, the container's arguments (or `cmd`) appended. */
+  entrypoint: string[];
+  /** The exec-form CMD: the default arguments (the whole command without an ENTRYPOINT). */
   cmd: string[];
   /** The shell-form command of HEALTHCHECK CMD (options such as `--interval` dropped). */
   healthcheck: string | undefined;
   steps: Array<
-    | { kind: 'copy'; from: string | undefined; sources: string[]; dest: string }
+    | { kind: 'copy'; from: string | undefined; sources: string[]; dest: string; chmod: number | undefined }
     | { kind: 'run'; command: string }
   >;
 }
@@ -46,6 +48,7 @@ export function runtimeStage(dockerfile: string): RuntimeStage {
     env: {},
     user: undefined,
     expose: [],
+    entrypoint: [],
     cmd: [],
     healthcheck: undefined,
     steps: [],
@@ -57,25 +60,39 @@ export function runtimeStage(dockerfile: string): RuntimeStage {
         stage.env[m[1]] = m[2].replace(/^"|"$/g, '');
     } else if (keyword === 'USER') stage.user = args;
     else if (keyword === 'EXPOSE') stage.expose.push(...args.split(/\s+/).map((p) => Number.parseInt(p, 10)));
-    else if (keyword === 'CMD') stage.cmd = JSON.parse(args) as string[];
-    else if (keyword === 'RUN') stage.steps.push({ kind: 'run', command: args });
+    else if (keyword === 'CMD') stage.cmd = execForm(keyword, args);
+    else if (keyword === 'ENTRYPOINT') {
+      stage.entrypoint = execForm(keyword, args);
+      // Docker: an ENTRYPOINT resets the CMD of the stages before it
+      stage.cmd = [];
+    } else if (keyword === 'RUN') stage.steps.push({ kind: 'run', command: args });
     else if (keyword === 'HEALTHCHECK') stage.healthcheck = /^(?:--\S+\s+)*CMD\s+(.*)$/.exec(args)?.[1];
     else if (keyword === 'COPY') {
       const words = args.split(/\s+/);
       const flags = words.filter((w) => w.startsWith('--'));
       const paths = words.filter((w) => !w.startsWith('--'));
       const fromFlag = flags.find((f) => f.startsWith('--from='));
+      const chmodFlag = flags.find((f) => f.startsWith('--chmod='));
       stage.steps.push({
         kind: 'copy',
         from: fromFlag?.slice('--from='.length),
         sources: paths.slice(0, -1),
         dest: paths[paths.length - 1],
+        chmod: chmodFlag === undefined ? undefined : Number.parseInt(chmodFlag.slice('--chmod='.length), 8),
       });
-    } else if (!['LABEL', 'ARG', 'STOPSIGNAL', 'ENTRYPOINT'].includes(keyword)) {
+    } else if (!['LABEL', 'ARG', 'STOPSIGNAL'].includes(keyword)) {
       throw new Error(`the runtime stage uses ${keyword}, which this test does not follow yet`);
     }
   }
   return stage;
+}
+
+/** An exec-form (JSON array) CMD or ENTRYPOINT; the shell form would run through `/bin/sh -c`, which this test does not follow. */
+function execForm(keyword: string, args: string): string[] {
+  const parsed: unknown = args.startsWith('[') ? JSON.parse(args) : undefined;
+  if (!Array.isArray(parsed) || !parsed.every((a): a is string => typeof a === 'string'))
+    throw new Error(`${keyword} must be in exec form (a JSON array of strings): ${args}`);
+  return parsed;
 }
 
 /** The WORKDIR of a named build stage (where its `COPY --from=<name> /abs/path` sources live). */

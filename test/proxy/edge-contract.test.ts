@@ -94,8 +94,8 @@ describe('the contract the names choose (parsed)', () => {
 
   test('BOOTSTRAP_FILE without an upstream URL is detected as Edge (offline mode)', () => {
     // (offline mode itself is another part of issue 25: the detection is what is checked here)
-    expect(contractOf(new Map(), { BOOTSTRAP_FILE: '/tmp/features.json' }, {})).toBe('edge');
-    expect(contractOf(new Map(), { BOOTSTRAP_FILE: '/tmp/f.json', FLAGS_URL: 'http://u/api' }, {})).toBe(
+    expect(contractOf({ BOOTSTRAP_FILE: '/tmp/features.json' }, {})).toBe('edge');
+    expect(contractOf({ BOOTSTRAP_FILE: '/tmp/f.json', FLAGS_URL: 'http://u/api' }, {})).toBe(
       'specification',
     );
   });

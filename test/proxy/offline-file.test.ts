@@ -1,5 +1,5 @@
 import { ConfigError } from '../../src/common/config/resolve';
-import { optionsFromArguments } from '../../src/proxy/offline/command-line';
+import { parseArguments } from '../../src/proxy/command-line/parse-arguments';
 import { interpret } from '../../src/proxy/offline/definitions-file';
 import { offlineProjects } from '../../src/proxy/offline/offline-keys';
 
@@ -91,9 +91,15 @@ describe('offline tokens', () => {
 
 describe('the command line', () => {
   test("no arguments read the environment; `offline` takes Edge's flags, long and short, repeated token flags adding up", () => {
-    expect(optionsFromArguments([])).toEqual({});
+    expect(parseArguments([])).toEqual({
+      kind: 'serve',
+      mode: 'default',
+      options: {},
+      variables: {},
+      flags: {},
+    });
     expect(
-      optionsFromArguments([
+      parseArguments([
         'offline',
         '-b',
         'f.json',
@@ -106,21 +112,30 @@ describe('the command line', () => {
         '5',
       ]),
     ).toEqual({
-      offline: true,
-      bootstrapFile: 'f.json',
-      clientTokens: ['a', 'b', 'c'],
-      frontendTokens: ['w'],
-      reloadInterval: 5,
+      kind: 'serve',
+      mode: 'offline',
+      options: { offline: true },
+      variables: {
+        BOOTSTRAP_FILE: 'f.json',
+        CLIENT_TOKENS: 'a,b,c',
+        FRONTEND_TOKENS: 'w',
+        RELOAD_INTERVAL: '5',
+      },
+      flags: {
+        BOOTSTRAP_FILE: '--bootstrap-file',
+        CLIENT_TOKENS: '--client-tokens',
+        FRONTEND_TOKENS: '--frontend-tokens',
+        RELOAD_INTERVAL: '--reload-interval',
+      },
     });
   });
 
   test.each([
-    [['serve'], 'Unknown command "serve"'],
-    [['offline', '--tokens', 'x'], 'Unknown argument "--tokens"'],
+    [['serve'], 'Unknown command "serve": expected one of edge, offline, health, ready'],
+    [['offline', '--tokens', 'x'], 'Unknown flag --tokens for offline'],
     [['offline', '--bootstrap-file'], '--bootstrap-file needs a value'],
-    [['offline', '-r', 'soon'], '-r must be a whole number of seconds'],
   ])('%p stops start-up: %s', (args, problem) => {
-    expect(() => optionsFromArguments(args)).toThrow(ConfigError);
-    expect(() => optionsFromArguments(args)).toThrow(problem);
+    expect(() => parseArguments(args)).toThrow(ConfigError);
+    expect(() => parseArguments(args)).toThrow(problem);
   });
 });

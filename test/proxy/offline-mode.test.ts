@@ -498,9 +498,11 @@ describe('the `flags-proxy offline` command', () => {
   test('an unknown command or flag stops start-up with the usage line', async () => {
     const unknown = launch({}, ['serve']);
     expect(await unknown.exited).toBe(1);
-    expect(unknown.output()).toContain('Unknown command "serve"; usage: flags-proxy [offline');
+    expect(unknown.output()).toContain(
+      'Unknown command "serve": expected one of edge, offline, health, ready; usage: flags-proxy [edge|offline|health|ready]',
+    );
     const flag = launch({}, ['offline', '--tokens', 'x']);
     expect(await flag.exited).toBe(1);
-    expect(flag.output()).toContain('Unknown argument "--tokens"');
+    expect(flag.output()).toContain('Unknown flag --tokens for offline; usage: flags-proxy');
   });
 });

@@ -21,6 +21,8 @@ export interface BuiltProxy {
 export interface BuiltProxyOptions {
   /** The program's path (default: this worktree's build). */
   bin?: string;
+  /** The program's arguments (default none). */
+  args?: readonly string[];
   cwd?: string;
   /** Runs `node` through this command and its arguments (e.g. `setpriv` to drop to another user). */
   wrapper?: readonly string[];
@@ -44,7 +46,7 @@ export async function startBuiltProxy(
   const bin = options.bin ?? BUILT_PROXY;
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run npm run build (npm test does it first)`);
   const given = env.PORT !== undefined ? Number(env.PORT) : undefined;
-  const command = [...(options.wrapper ?? []), process.execPath, bin];
+  const command = [...(options.wrapper ?? []), process.execPath, bin, ...(options.args ?? [])];
   const child = spawn(command[0], command.slice(1), {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },

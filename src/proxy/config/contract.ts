@@ -1,10 +1,9 @@
-import type { OptionSource } from '../../common/config/resolve';
-
 /**
  * Which contract the names a proxy is configured by choose (DESIGN, fourth round):
  * `specification` under `FLAGS_*` (or the reference proxy's `UNLEASH_*`, or options in code): three
- * required options, `/all` off, port 3000; `edge` under Unleash Edge's names (`UPSTREAM_URL` +
- * `TOKENS`, or offline mode's `BOOTSTRAP_FILE` without an upstream URL): client keys optional
+ * required options, `/all` off, port 3000; `edge` under Unleash Edge's names (`UPSTREAM_URL` with
+ * `TOKENS` or no other name of the tokens; offline mode's `BOOTSTRAP_FILE` without an upstream URL)
+ * and Edge's subcommands (`flags-proxy edge`, `flags-proxy offline`): client keys optional
  * (tokens validated upstream), `/all` on unless `DISABLE_ALL_ENDPOINT`, port 3063 unless `PORT`.
  */
 export type Contract = 'specification' | 'edge';
@@ -17,17 +16,31 @@ type Env = Record<string, string | undefined>;
 const given = (env: Env, name: string) => env[name] !== undefined && env[name] !== '';
 
 export function contractOf(
-  sources: ReadonlyMap<string, OptionSource>,
   env: Env,
-  options: { flagsUrl?: unknown; unleashUrl?: unknown },
+  options: {
+    flagsUrl?: unknown;
+    unleashUrl?: unknown;
+    flagsApiToken?: unknown;
+    unleashApiToken?: unknown;
+    offline?: unknown;
+    edgeContract?: unknown;
+  },
 ): Contract {
-  const edgeNamed =
-    sources.get('flagsUrl')?.name === 'UPSTREAM_URL' && sources.get('flagsApiToken')?.name === 'TOKENS';
-  const upstreamGiven =
+  // `flags-proxy edge` and `flags-proxy offline` are Edge's subcommands: Edge's contract.
+  if (options.edgeContract === true || options.offline === true) return 'edge';
+  const urlElsewhere =
     options.flagsUrl !== undefined ||
     options.unleashUrl !== undefined ||
-    ['FLAGS_URL', 'UNLEASH_URL', 'UPSTREAM_URL'].some((name) => given(env, name));
-  const offline = given(env, 'BOOTSTRAP_FILE') && !upstreamGiven;
+    ['FLAGS_URL', 'UNLEASH_URL'].some((name) => given(env, name));
+  const tokensElsewhere =
+    options.flagsApiToken !== undefined ||
+    options.unleashApiToken !== undefined ||
+    ['FLAGS_API_TOKEN', 'UNLEASH_API_TOKEN'].some((name) => given(env, name));
+  // UPSTREAM_URL with TOKENS, or with no other name of the upstream tokens (a missing TOKENS is then
+  // named as Edge names it). Read from the names given, not the values: a malformed UPSTREAM_URL
+  // still chooses the contract its problem is worded in.
+  const edgeNamed = given(env, 'UPSTREAM_URL') && !urlElsewhere && !tokensElsewhere;
+  const offline = given(env, 'BOOTSTRAP_FILE') && !urlElsewhere && !given(env, 'UPSTREAM_URL');
   return edgeNamed || offline ? 'edge' : 'specification';
 }
 

@@ -64,17 +64,25 @@ export const EDGE_VARIABLES: readonly EdgeVariable[] = [
   ),
   supported(
     'FEATURES_REFRESH_INTERVAL_SECONDS',
-    "seconds between polls (default here 5 s, Edge's 15 s); `FLAGS_FETCH_INTERVAL` (ms) wins",
+    "seconds between polls (15 under Edge's contract, as in Edge); `FLAGS_FETCH_INTERVAL` (ms) wins",
   ),
   supported(
     'METRICS_INTERVAL_SECONDS',
-    'seconds between usage reports upstream; `FLAGS_METRICS_INTERVAL` (ms) wins',
+    "seconds between usage reports upstream (60 under Edge's contract); `FLAGS_METRICS_INTERVAL` (ms) wins",
   ),
   supported(
     'TOKEN_REVALIDATION_INTERVAL_SECONDS',
-    'seconds between revalidations of accepted tokens; `FLAGS_TOKEN_REVALIDATE_INTERVAL` (ms) wins',
+    'seconds between revalidations of accepted tokens (3600); `FLAGS_TOKEN_REVALIDATE_INTERVAL` (ms) wins',
   ),
   // global options
+  supported(
+    'RUST_LOG',
+    'the log level: a level (`warn`, `info`, …) or directives (`unleash_edge=debug,actix_web=warn`: the level for `unleash_edge`, else the plain one); `LOG_LEVEL` wins',
+  ),
+  supported(
+    'LOG_FORMAT',
+    '`json`: one JSON object per line; `plain` and `pretty`: human-readable lines; `JSON_LOGGER` wins',
+  ),
   supported('PORT', "the HTTP port: 3063 under Edge's contract, 3000 under the specification's"),
   supported(
     'BASE_PATH',
@@ -124,6 +132,15 @@ export const EDGE_VARIABLES: readonly EdgeVariable[] = [
   supported('CLIENT_TOKENS', 'offline mode: the tokens `/api/client/features` accepts'),
   supported('FRONTEND_TOKENS', 'offline mode: the keys the frontend API, OFREP and `/proxy` accept'),
   supported('RELOAD_INTERVAL', 'offline mode: seconds between reads of `BOOTSTRAP_FILE` (0: never)'),
+  // health and ready
+  supported(
+    'EDGE_URL',
+    '`flags-proxy health` / `ready`: the instance asked (default `http://localhost:3063`, or `PORT` and `BASE_PATH` when set)',
+  ),
+  supported(
+    'CA_CERTIFICATE_FILE',
+    '`flags-proxy health` / `ready`: PEM CA certificates trusted for an `https://` `EDGE_URL`',
+  ),
   // not supported
   unsupported(
     'UPSTREAM_SOCKET_TIMEOUT',
@@ -144,7 +161,6 @@ export const EDGE_VARIABLES: readonly EdgeVariable[] = [
     'no per-request deadline towards clients; bodies and contexts are bounded instead',
   ),
   unsupported('EDGE_KEEPALIVE_TIMEOUT', "Node's HTTP server keep-alive defaults apply"),
-  unsupported('LOG_FORMAT', 'use `JSON_LOGGER=true` for one-line JSON'),
   unsupported('EDGE_AUTH_HEADER', 'use `TOKEN_HEADER` or `CLIENT_KEY_HEADER_NAME`'),
   unsupported('UPSTREAM_AUTH_HEADER', 'the upstream token is always sent in `Authorization`'),
   unsupported('DISABLE_INSTANCE_DATA_ENDPOINT', 'there is no `/internal-backstage/instancedata` to turn off'),
@@ -183,14 +199,6 @@ export const EDGE_VARIABLES: readonly EdgeVariable[] = [
   unsupported('UNLEASH_CLIENT_SECRET', "Edge's hidden HMAC token issuing (Enterprise); give `TOKENS`"),
   unsupported('DESIRED_ENVIRONMENTS', "Edge's hidden HMAC token issuing (Enterprise); give `TOKENS`"),
   unsupported('DESIRED_PROJECTS', "Edge's hidden HMAC token issuing (Enterprise); give `TOKENS`"),
-  unsupported(
-    'EDGE_URL',
-    "the `health`/`ready` subcommands' target: probe `/internal-backstage/health` over HTTP",
-  ),
-  unsupported(
-    'CA_CERTIFICATE_FILE',
-    "the `health`/`ready` subcommands' CA: probe over HTTP(S) with your own client",
-  ),
   {
     ...unsupported(
       'HOSTNAME',

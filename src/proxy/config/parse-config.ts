@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ConfigError, missingLine, resolveOptions } from '../../common/config/resolve';
+import { ConfigError, missingLine, resolveOptions, type OptionSource } from '../../common/config/resolve';
 import { createLogger, type Logger, type LogLevel } from '../../common/logging/logger';
 import { scrubbingLogger, secretValues, urlPasswords } from '../../common/logging/redact';
 import { keyVaryOf } from '../auth/key-vary';
@@ -8,6 +8,8 @@ import { resolveOffline } from '../offline/offline-config';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 import type { CidrRange } from '../access/address-list';
 import { contractOf, EDGE_PORT } from './contract';
+import { jsonFromLogFormat, levelFromRustLog } from './edge-logging';
+import { edgeMissingLines, tokensProblems, withoutAliasNote } from './edge-problems';
 import { unsupportedEdgeVariables } from './edge-variables';
 import { PROXY_OPTIONS } from './options';
 import type { ClientIdentity, ProxyConfig, ProxyOptions } from './types';
@@ -43,14 +45,17 @@ function optionName(key: string): string {
  * definition at /proxy/client/features. A value that is both would hand all definitions to any
  * page, so the configuration is refused, naming both options and never the value.
  */
-function sharedSecretProblems(get: <T>(key: string) => T): string[] {
+function sharedSecretProblems(
+  get: <T>(key: string) => T,
+  nameOf: (key: string) => string = optionName,
+): string[] {
   const tokens = new Set(get<string[] | undefined>('expServerSideSdkConfig.tokens') ?? []);
   if (tokens.size === 0) return [];
   return ['clientKeys', 'proxySecrets']
     .filter((key) => (get<string[] | undefined>(key) ?? []).some((value) => tokens.has(value)))
     .map(
       (key) =>
-        `A value of ${optionName(key)} is also a server-side SDK token in ${optionName('expServerSideSdkConfig.tokens')}: client keys are public, so that token would let any web page read every flag definition; use different values`,
+        `A value of ${nameOf(key)} is also a server-side SDK token in ${nameOf('expServerSideSdkConfig.tokens')}: client keys are public, so that token would let any web page read every flag definition; use different values`,
     );
 }
 
@@ -91,12 +96,38 @@ function identityOf(
 }
 
 /**
+ * Unleash Edge's `RUST_LOG` and `LOG_FORMAT`, when ours (`LOG_LEVEL`, `JSON_LOGGER`, or the options
+ * in code) are not given; a value that cannot be read is a problem naming the variable.
+ */
+function edgeLogging(
+  env: Env,
+  sources: ReadonlyMap<string, OptionSource>,
+  problems: string[],
+): { level?: LogLevel; json?: boolean } {
+  const result: { level?: LogLevel; json?: boolean } = {};
+  const rustLog = env.RUST_LOG;
+  if (rustLog !== undefined && rustLog !== '') {
+    const parsed = levelFromRustLog(rustLog);
+    if (!parsed.ok) problems.push(`Invalid RUST_LOG=${JSON.stringify(rustLog)}: ${parsed.problem}`);
+    else if (!sources.has('logLevel')) result.level = parsed.value;
+  }
+  const format = env.LOG_FORMAT;
+  if (format !== undefined && format !== '') {
+    const parsed = jsonFromLogFormat(format);
+    if (!parsed.ok) problems.push(`Invalid LOG_FORMAT=${JSON.stringify(format)}: ${parsed.problem}`);
+    else if (!sources.has('useJsonLogger')) result.json = parsed.value;
+  }
+  return result;
+}
+
+/**
  * The one place proxy configuration is read: options given in code win over the environment, which
  * wins over defaults. Throws a ConfigError naming every missing or malformed option.
  */
 export function parseConfig(options: ProxyOptions = {}, env: Env = process.env): ProxyConfig {
   const { values, problems, missing, sources } = resolveOptions(PROXY_OPTIONS, options, env);
   const get = <T>(key: string): T => values.get(key) as T;
+  const contract = contractOf(env, options);
 
   // Required options some configurations do without: the missing-options line is rewritten.
   let stillMissing = missing;
@@ -131,17 +162,30 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
         .filter((t) => t !== '');
   const validates =
     get<boolean>('upstreamTokenValidation') && tokens.some((t) => parseUnleashToken(t) !== undefined);
-  // clientKeys is optional only under Unleash Edge's contract (UPSTREAM_URL + TOKENS) while
-  // unconfigured Unleash tokens are validated upstream; under the specification's names (and the
-  // reference proxy's, and in code) it is one of the three required options.
-  const contract = contractOf(sources, env, options);
-  if (clientKeys === undefined && validates && contract === 'edge') {
+  const tokensSource = sources.get('flagsApiToken');
+  const tokensGiven = get<string | undefined>('flagsApiToken') !== undefined;
+  const tokenProblems: string[] = [];
+  if (!offlineMode && tokensGiven && tokens.length === 0)
+    tokenProblems.push(
+      contract === 'edge'
+        ? `${tokensSource?.name ?? 'TOKENS'} holds no token: give comma-separated tokens, each \`<project>:<environment>.<secret>\``
+        : `${optionName('flagsApiToken')} holds no token`,
+    );
+  else if (!offlineMode && contract === 'edge' && tokensSource?.name === 'TOKENS')
+    tokenProblems.push(...tokensProblems(get<string>('flagsApiToken'), tokensSource));
+  problems.push(...tokenProblems);
+  // clientKeys is optional only under Unleash Edge's contract while unconfigured Unleash tokens
+  // are validated upstream (and not asked for while TOKENS itself is missing or malformed: one
+  // problem at a time); under the specification's names (and the reference proxy's, and in code)
+  // it is one of the three required options.
+  const tokensUnusable = !tokensGiven || tokenProblems.length > 0;
+  if (clientKeys === undefined && contract === 'edge' && (validates || tokensUnusable)) {
     clientKeys = [];
     notRequired(['clientKeys']);
   }
-  if (!offlineMode && get<string | undefined>('flagsApiToken') !== undefined && tokens.length === 0)
-    problems.push(`${optionName('flagsApiToken')} holds no token`);
-  problems.push(...sharedSecretProblems(get));
+  // Under Edge's contract, options are named by the variable given (PRETRUSTED_TOKENS, not clientKeys).
+  const edgeName = (key: string) => sources.get(key)?.name ?? optionName(key);
+  problems.push(...sharedSecretProblems(get, contract === 'edge' ? edgeName : optionName));
   const tls = {
     enable: get<boolean>('tls.enable'),
     serverCert: get<string | undefined>('tls.serverCert'),
@@ -162,11 +206,19 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
   const { identity, ignored: ignoredIdentities } = identityOf(get, problems);
   const timeoutSeconds = get<number | undefined>('upstreamRequestTimeout');
   if (timeoutSeconds === 0) problems.push('UPSTREAM_REQUEST_TIMEOUT must be a positive number of seconds');
-  if (problems.length > 0) throw new ConfigError(problems);
+  const logging = edgeLogging(env, sources, problems);
+  if (problems.length > 0) {
+    if (contract === 'specification') throw new ConfigError(problems);
+    // Edge's words: one line per missing option, no counterpart of the specification's names.
+    const missingAt = problems.indexOf(missingLine(stillMissing) ?? '');
+    const lines = problems.map(withoutAliasNote);
+    if (missingAt >= 0) lines.splice(missingAt, 1, ...edgeMissingLines(stillMissing));
+    throw new ConfigError(lines);
+  }
   const customClientHeaders = get<Record<string, string>>('customClientHeaders');
 
-  const logLevel = get<LogLevel>('logLevel');
-  const useJsonLogger = get<boolean>('useJsonLogger');
+  const logLevel = logging.level ?? get<LogLevel>('logLevel');
+  const useJsonLogger = logging.json ?? get<boolean>('useJsonLogger');
   // Every line goes through a scrubber of the configured secrets, whichever logger writes it.
   const logger: Logger = scrubbingLogger(
     get<Logger | undefined>('logger') ??
@@ -217,10 +269,11 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
       `Several client identities towards the upstream are configured: ${identity?.kind === 'pkcs12' ? 'PKCS12_IDENTITY_FILE' : 'PKCS8_CLIENT_CERTIFICATE_FILE'} is used (Unleash Edge's order), ${ignoredIdentities.join(', ')} ignored`,
     );
   }
-  // Edge's intervals are seconds; ours (which win) milliseconds.
+  // Edge's intervals are seconds; ours (which win) milliseconds. Edge's defaults (the seconds
+  // options' own) hold under Edge's contract, ours under the specification's.
   const ms = (key: string, edgeSeconds: string): number => {
-    const seconds = get<number | undefined>(edgeSeconds);
-    return sources.has(key) || seconds === undefined ? get<number>(key) : seconds * 1000;
+    const edge = !sources.has(key) && (sources.has(edgeSeconds) || contract === 'edge');
+    return edge ? get<number>(edgeSeconds) * 1000 : get<number>(key);
   };
   const enableAllEndpoint =
     !get<boolean>('disableAllEndpoint') &&
@@ -307,6 +360,14 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     upstreamTokenValidation: validates,
     tokenRevalidateInterval: ms('tokenRevalidateInterval', 'tokenRevalidationIntervalSeconds'),
     contract,
+    tokensName: tokensSource?.name ?? (contract === 'edge' ? 'TOKENS' : 'FLAGS_API_TOKEN'),
+    keysName:
+      sources.get('clientKeys')?.name ??
+      (offlineMode
+        ? 'FRONTEND_TOKENS'
+        : contract === 'edge'
+          ? 'PRETRUSTED_TOKENS'
+          : 'FLAGS_PROXY_CLIENT_KEYS'),
     access: { allow: get<CidrRange[]>('allowList'), deny: get<CidrRange[]>('denyList') },
     tls,
     upstreamTls: { caFile: get('upstreamCertificateFile'), identity },

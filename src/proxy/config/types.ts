@@ -56,6 +56,8 @@ export interface ProxyOptions {
   backupFolder?: string;
   /** Offline mode: definitions from `bootstrapFile`, no upstream (`flags-proxy offline`). */
   offline?: boolean;
+  /** Unleash Edge's contract whatever names are used (`flags-proxy edge`). */
+  edgeContract?: boolean;
   bootstrapFile?: string;
   frontendTokens?: string[] | string;
   clientTokens?: string[] | string;
@@ -202,6 +204,10 @@ export interface ProxyConfig {
   tokenRevalidateInterval: number;
   /** Chosen by the names the proxy was configured by (see `contract.ts`). */
   contract: Contract;
+  /** The name the upstream tokens were given under (`TOKENS`, `FLAGS_API_TOKEN`, …), for messages. */
+  tokensName: string;
+  /** The name the client keys were given under (`PRETRUSTED_TOKENS`, `FLAGS_PROXY_CLIENT_KEYS`, …), for messages. */
+  keysName: string;
   /** ALLOW_LIST / DENY_LIST; both empty: every address is served. */
   access: AccessLists;
   /** HTTPS serving; `enable` false: plain HTTP only. */

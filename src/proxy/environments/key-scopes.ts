@@ -37,6 +37,8 @@ export interface KeyScopesOptions {
   clientTokens: readonly string[];
   /** Asks the upstream about other Unleash-format keys; undefined: never ask. */
   validator: TokenValidator | undefined;
+  /** The names the operator gave the upstream tokens and the keys under, for start-up problems. */
+  names?: { tokens: string; keys: string };
 }
 
 /**
@@ -53,8 +55,9 @@ export class KeyScopes {
 
   constructor(private readonly options: KeyScopesOptions) {
     const { registry } = options;
-    const frontend = options.clientKeys.map((key) => configuredKey(registry, key));
-    const client = options.clientTokens.map((token) => configuredKey(registry, token));
+    const names = options.names ?? { tokens: 'FLAGS_API_TOKEN', keys: 'client keys' };
+    const frontend = options.clientKeys.map((key) => configuredKey(registry, key, names));
+    const client = options.clientTokens.map((token) => configuredKey(registry, token, names));
     this.configured = { frontend, client };
   }
 
@@ -154,7 +157,11 @@ export class KeyScopes {
  * environment's (when an upstream token names it; otherwise the whole entry is a plain key, as it
  * always was); an Unleash-format token → its own environment and project.
  */
-function configuredKey(registry: EnvironmentRegistry, entry: string): Configured {
+function configuredKey(
+  registry: EnvironmentRegistry,
+  entry: string,
+  names: { tokens: string; keys: string },
+): Configured {
   if (registry.offline) {
     const projects = offlineProjects(entry);
     return { secret: entry, digest: digest(entry), serving: () => registry.first.servingFor(projects) };
@@ -163,13 +170,13 @@ function configuredKey(registry: EnvironmentRegistry, entry: string): Configured
   if (parsed) {
     if (parsed.projects.length === 0) {
       throw new ConfigError([
-        'A client key in the multi-project form `[]:<environment>.<secret>` cannot be pretrusted: only the upstream knows its projects',
+        `A key of ${names.keys} in the multi-project form \`[]:<environment>.<secret>\` cannot be pretrusted: only the upstream knows its projects`,
       ]);
     }
     const serving = registry.serving(parsed.environment, parsed.projects);
     if (!serving) {
       throw new ConfigError([
-        `A client key names environment "${parsed.environment}" and a project that no upstream token in FLAGS_API_TOKEN covers`,
+        `A key of ${names.keys} names environment "${parsed.environment}" and a project that no upstream token in ${names.tokens} covers`,
       ]);
     }
     // looked up on each use: a project view may have been dropped and rebuilt since
@@ -187,7 +194,7 @@ function configuredKey(registry: EnvironmentRegistry, entry: string): Configured
   }
   if (at > 0 && registry.named) {
     throw new ConfigError([
-      `A client key of the form secret@environment names an environment no upstream token in FLAGS_API_TOKEN holds (${registry.environments.map((e) => e.name).join(', ')})`,
+      `A key of ${names.keys} of the form secret@environment names an environment no upstream token in ${names.tokens} holds (${registry.environments.map((e) => e.name).join(', ')})`,
     ]);
   }
   return { secret: entry, digest: digest(entry), serving: () => registry.first.all };

@@ -43,7 +43,9 @@ export function resolveOffline(
   }
   const problems: string[] = [];
   if (file === undefined)
-    problems.push('Offline mode needs bootstrapFile (BOOTSTRAP_FILE): the file of flag definitions to serve');
+    problems.push(
+      'Offline mode needs BOOTSTRAP_FILE: the file of flag definitions to serve (the client API\'s {"features": [...]} or Edge\'s {"<name>": {"enabled": true}})',
+    );
   const frontendTokens = get<string[] | undefined>('frontendTokens') ?? [];
   const clientTokens = get<string[] | undefined>('clientTokens') ?? [];
   const clientKeys =

@@ -184,7 +184,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
       },
       onRejected: (status, retryInMs, attempt) => {
         // One error line per run of refusals; the retries of the same run are logged at debug level.
-        const line = `Upstream ${featuresUrl} rejected ${whose} (HTTP ${status}); check FLAGS_API_TOKEN. Retrying in ${Math.round(retryInMs / 1000)}s`;
+        const line = `Upstream ${featuresUrl} rejected ${whose} (HTTP ${status}); check ${config.tokensName}. Retrying in ${Math.round(retryInMs / 1000)}s`;
         if (attempt === 1) {
           this.refusedRun = true;
           this.logger.error(`${line}; further refusals are logged at debug level until it is accepted`);
