@@ -19,6 +19,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
 COPY src/server/migrations ./src/server/migrations
+COPY src/proxy/status/page ./src/proxy/status/page
 COPY examples ./examples
 USER node
 # 3000 under the specification's names (FLAGS_*, UNLEASH_*), 3063 under Unleash Edge's (UPSTREAM_URL + TOKENS,
