@@ -9,9 +9,6 @@ export class UpstreamHealth {
   /** Epoch ms of the first failure of the current outage; 0 while the upstream answers. */
   private lostAt = 0;
   private failures = 0;
-  /** Epoch ms of the last fetch that failed (0: none yet), and why (the status page shows it). */
-  lastFailureAt = 0;
-  lastFailure = '';
 
   constructor(
     private readonly logger: Logger,
@@ -34,8 +31,6 @@ export class UpstreamHealth {
   /** A definitions fetch failed for `reason` (the SDK's message: URL and status, never a token). */
   fetchFailed(reason: string): void {
     const now = Date.now();
-    this.lastFailureAt = now;
-    this.lastFailure = reason;
     this.failures += 1;
     if (this.lostAt !== 0) {
       this.logger.debug(`${this.what}: still failing: ${reason}`);
