@@ -8,6 +8,7 @@ import {
   StatusSampler,
   bucketQuantile,
 } from '../../../src/proxy/status/status-sampler';
+import { requestKind } from '../../../src/proxy/status/request-kinds';
 import type { StatusReport } from '../../../src/proxy/status/status-report';
 import { sampleFeatures } from '../../support/fixtures';
 import { readyProxyFor } from '../../support/proxy';
@@ -200,5 +201,26 @@ describe('the status sampler', () => {
     expect(bucketQuantile(0.99, bounds, now, before)).toBeCloseTo(91, 6);
     expect(bucketQuantile(0.5, bounds, before, before)).toBeNull();
     expect(bucketQuantile(0.99, bounds, new Float64Array([0, 0, 0, 3]), before)).toBe(100);
+  });
+});
+
+describe('the kinds of request the page plots', () => {
+  it.each([
+    ['/proxy', 'frontend API'],
+    ['/base/proxy/all', 'frontend API'],
+    ['/api/frontend/features/:name', 'frontend API'],
+    ['/ofrep/v1/evaluate/flags', 'OFREP'],
+    ['/ofrep/v1/flag-changes', 'change streams'],
+    ['/api/client/features', 'client API'],
+    ['/proxy/client/features', 'client API'],
+    ['/proxy/client/metrics', 'usage'],
+    ['/api/client/metrics/bulk', 'usage'],
+    ['/api/frontend/client/register', 'usage'],
+    ['/base/internal-backstage/status.json', 'backstage'],
+    ['/proxy/health', 'backstage'],
+    ['unmatched', 'refused or unknown'],
+    ['/docs/openapi.json', 'other'],
+  ])('%s is %s', (route, kind) => {
+    expect(requestKind(route)).toBe(kind);
   });
 });
