@@ -4,9 +4,10 @@
  * while the test sends traffic. Without /usr/bin/chromium this suite says so and checks nothing,
  * except under `CI=true`, where it fails (as browser.test.ts).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { ProxyApp } from '../../src/proxy/app';
@@ -28,7 +29,11 @@ const CLIENT_KEY = 'status-page-client-key-2a7d';
 /** The second environment's name (the configured one, for the token not in Unleash's format): markup as data. */
 const ODD_NAME = '<img src=x id=injected onerror="window.pwned=1">prod&amp;';
 const SECRETS = [DEV_TOKEN, PLAIN_TOKEN, CLIENT_KEY, 'status-page-dev-secret-5c0e913a'];
-const SCREENSHOT = path.resolve(__dirname, '../../docs/images/status-page.png');
+/** The docs' screenshot is written again with UPDATE_SCREENSHOTS=true; otherwise a temporary file. */
+const SCREENSHOT =
+  process.env.UPDATE_SCREENSHOTS === 'true'
+    ? path.resolve(__dirname, '../../docs/images/status-page.png')
+    : path.join(tmpdir(), `flags-proxy-status-page-${process.pid}.png`);
 
 /** The value of every sample of `name` whose labels contain all of `labels`, summed. */
 function metricSum(exposition: string, name: string, labels: Record<string, string>): number {
@@ -185,7 +190,9 @@ describeWithChromium('the status page in Chromium', () => {
     // the upstream token as /internal-backstage/tokens shows it
     expect(html).toContain('*:development.status****0e913a');
 
-    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    const picture = await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    expect(picture.length).toBeGreaterThan(10_000);
+    if (process.env.UPDATE_SCREENSHOTS !== 'true') rmSync(SCREENSHOT, { force: true });
     await page.close();
   }, 90_000);
 });
