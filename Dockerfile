@@ -19,6 +19,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
 COPY src/server/migrations ./src/server/migrations
+COPY src/proxy/status/page ./src/proxy/status/page
 COPY examples ./examples
 # Unleash Edge's path of its program: Edge's Helm chart probes with `/app/unleash-edge health`.
 COPY --chmod=755 docker/unleash-edge ./unleash-edge

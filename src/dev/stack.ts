@@ -175,6 +175,11 @@ export function devStackBanner(stack: DevStack, roleName: string = exampleRoleNa
     'flags-proxy local stack is up',
     '',
     `  proxy          ${proxyBase}`,
+    ...(stack.proxy.proxyConfig.disableStatusEndpoint
+      ? []
+      : [
+          `  status page    ${stack.proxyUrl}${stack.proxy.proxyConfig.proxyBasePath}/internal-backstage/status  (open it in a browser: environments, requests, latency, live)`,
+        ]),
     `  flags-server   ${stack.serverUrl}  (client API ${stack.serverUrl}/api/client/features)`,
     `  client key     ${DEV_CLIENT_KEY}   (frontend SDKs -> proxy)`,
     `  admin token    ${DEV_ADMIN_TOKEN}  (admin API of flags-server)`,

@@ -31,6 +31,7 @@ import type { Environment, ScopeServing } from './environments/environment';
 import { environmentRefused, requireScope, scopeOf } from './environments/require-scope';
 import { healthRouter } from './health/router';
 import { backstageRouter } from './backstage/router';
+import { StatusSampler } from './status/status-sampler';
 import { bulkMetricsRouter } from './edge-api/bulk-metrics';
 import { edgeValidateRouter } from './edge-api/validate-router';
 import type { OfrepScope } from './ofrep/bulk-answer';
@@ -295,7 +296,12 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
   app.use(proxyPath, healthRouter(environments));
   // Unleash Edge's internal backstage and chain endpoint (see backstage/ and edge-api/).
-  const backstage = backstageRouter({ config, environments, metrics, keys, validator });
+  const sampler = config.disableStatusEndpoint
+    ? undefined
+    : new StatusSampler(metrics.requestSeries, validator);
+  const backstagePath = `${config.proxyBasePath}/internal-backstage`;
+  const status = sampler && { sampler, budget, backstagePath };
+  const backstage = backstageRouter({ config, environments, metrics, keys, validator, status });
   app.use(`${config.proxyBasePath}/internal-backstage`, backstage);
   app.use(config.proxyBasePath || '/', edgeValidateRouter(keys));
   app.use([...clientPaths, `${config.proxyBasePath}/api/client`], requireReady(environments));
@@ -369,6 +375,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     listener,
     close: async () => {
       stopWatching();
+      sampler?.close();
       validator?.close();
       await environments.close();
       metrics.close();

@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import { ConfigError, resolveOptions } from '../common/config/resolve';
+import { tell } from '../common/logging/logger';
 import { createApp, type ProxyApp } from './app';
 import { runPrimary, type RunningPrimary } from './cluster/primary';
 import { isClusterWorker, joinCluster, namingWorker } from './cluster/worker';
@@ -78,12 +79,14 @@ async function serve(options: ProxyOptions, env: NodeJS.ProcessEnv): Promise<Run
   });
   const [server] = servers;
   const who = inCluster ? `worker ${cluster.worker?.id ?? '?'} ` : '';
-  logger.info(
-    `flags-proxy ${who}listening on ${description}, endpoints under ${proxyBasePath}/proxy; ${describeContract(app.proxyConfig)}`,
+  tell(
+    logger,
+    `flags-proxy ${who}listening on ${description}, base path "${proxyBasePath}" (endpoints under ${proxyBasePath}/proxy, backstage under ${proxyBasePath}/internal-backstage); ${describeContract(app.proxyConfig)}`,
   );
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= new Promise<void>((resolve) => {
+      tell(logger, `flags-proxy ${who}stopping: finishing requests in flight, then sending usage`);
       // Open change streams (of every environment) would hold the server for the whole grace period.
       for (const environment of app.environments.environments) environment.changeStreams.close();
       let open = servers.length;
@@ -96,13 +99,15 @@ async function serve(options: ProxyOptions, env: NodeJS.ProcessEnv): Promise<Run
       }
       // Keep-alive clients that keep sending would hold the server open: cut them after a grace period.
       setTimeout(() => servers.forEach((s) => s.closeAllConnections()), SHUTDOWN_GRACE_MS).unref();
-    }).then(() => app.close());
+    })
+      .then(() => app.close())
+      .then(() => tell(logger, `flags-proxy ${who}stopped`));
     return stopping;
   };
   const stopAndExit = () => void stop().then(() => process.exit(0));
   onPrimaryShutdown.run = stopAndExit;
   const onSignal = (signal: NodeJS.Signals) => {
-    logger.info(`received ${signal}, shutting down`);
+    tell(logger, `received ${signal}`);
     stopAndExit();
   };
   process.once('SIGTERM', onSignal);

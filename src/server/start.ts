@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { describeBoundAddress } from '../common/http/bound-address';
 import { createFlagServer, type FlagServer } from './app';
 import type { FlagServerOptions } from './config/types';
 
@@ -41,7 +42,9 @@ export async function startFlagServer(
   }
   const address = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${address.port}`;
-  logger.info(`flags-server listening on ${url}`, { port: address.port });
+  logger.info(
+    `flags-server listening on port ${address.port} on ${describeBoundAddress(address)} (${url} from this host)`,
+  );
 
   let closing: Promise<void> | undefined;
   const onSignal = (signal: NodeJS.Signals) => {

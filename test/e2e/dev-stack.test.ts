@@ -75,6 +75,14 @@ describe('npm run dev stack', () => {
     expect(banner).toContain(DEV_ADMIN_TOKEN);
     expect(banner).toContain(`${stack.proxyUrl}/proxy`);
     expect(banner).toContain(stack.serverUrl);
+    // the status page's URL, as printed, serves the page and its data names the stack's environment
+    const statusUrl = /status page +(\S+)/.exec(banner)?.[1];
+    expect(statusUrl).toBe(`${stack.proxyUrl}/internal-backstage/status`);
+    expect((await fetch(`${statusUrl}`)).status).toBe(200);
+    const status = (await (await fetch(`${statusUrl}.json`)).json()) as {
+      environments: Array<{ name: string }>;
+    };
+    expect(status.environments.map((e) => e.name)).toEqual(['development']);
 
     const [evaluate, evaluateScoped, createRole, listRoles, validateToken] = curls;
     expect(evaluate.headers).toEqual({ Authorization: DEV_CLIENT_KEY });

@@ -106,6 +106,8 @@ describe('OpenAPI description and UI', () => {
         '/internal-backstage/tokens',
         '/internal-backstage/metricsbatch',
         '/internal-backstage/features',
+        '/internal-backstage/status',
+        '/internal-backstage/status.json',
         '/edge/validate',
         '/api/client/metrics/bulk',
       ].sort(),

@@ -201,6 +201,7 @@ test('each DISABLE_*_ENDPOINT switch takes its endpoint away (404, and out of th
     disableMetricsBatchEndpoint: true,
     disableTokensEndpoint: true,
     disableFeaturesEndpoint: true,
+    disableStatusEndpoint: true,
     enableOAS: true,
   });
   await app.whenReady();
@@ -208,7 +209,7 @@ test('each DISABLE_*_ENDPOINT switch takes its endpoint away (404, and out of th
     ((await (await get(`${url}/docs/openapi.json`)).json()) as { paths: Record<string, unknown> }).paths,
   ).filter((p) => p.startsWith('/internal-backstage/'));
   expect(described.sort()).toEqual(['/internal-backstage/health', '/internal-backstage/ready']);
-  for (const path of ['metrics', 'metricsbatch', 'tokens', 'features'])
+  for (const path of ['metrics', 'metricsbatch', 'tokens', 'features', 'status', 'status.json'])
     expect([
       path,
       (await get(`${url}/internal-backstage/${path}`, { Authorization: UPSTREAM })).status,
@@ -229,18 +230,21 @@ test('the switches are read from Edge’s variable names', () => {
     disableMetricsBatchEndpoint: false,
     disableTokensEndpoint: false,
     disableFeaturesEndpoint: false,
+    disableStatusEndpoint: false,
   });
   const switched = parseConfig(base, {
     DISABLE_METRICS_ENDPOINT: 'true',
     DISABLE_METRICS_BATCH_ENDPOINT: 'true',
     DISABLE_TOKENS_ENDPOINT: 'true',
     DISABLE_FEATURES_ENDPOINT: 'true',
+    DISABLE_STATUS_ENDPOINT: 'true',
   });
   expect(switched).toMatchObject({
     disableMetricsEndpoint: true,
     disableMetricsBatchEndpoint: true,
     disableTokensEndpoint: true,
     disableFeaturesEndpoint: true,
+    disableStatusEndpoint: true,
   });
 });
 

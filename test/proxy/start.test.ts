@@ -85,7 +85,11 @@ test('PORT=0 takes a port the kernel chooses, and the start-up line names it', a
     const port = await childPort(child, () => output);
     expect(port).toBeGreaterThan(0);
     await waitFor(() => output.includes('listening on'), 15_000);
-    expect(output).toMatch(new RegExp(`listening on port ${port}, endpoints under /proxy`));
+    expect(output).toMatch(
+      new RegExp(
+        `listening on port ${port} on every interface \\(::\\), base path "" \\(endpoints under /proxy`,
+      ),
+    );
     // the port named is the one serving
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/proxy/health`)).status === 200, 15_000);
   } finally {

@@ -13,6 +13,23 @@ export interface Logger {
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
   fatal(msg: string, fields?: Record<string, unknown>): void;
+  /**
+   * A line of the process's story (listening, an environment ready, its upstream back, stopping,
+   * stopped): written at info level, and shown by the default logger at every level up to `warn`,
+   * so the default level tells the story; `error` and `fatal` hide it. A logger without it (a
+   * custom one) receives these lines through `info`.
+   */
+  notice?(msg: string, fields?: Record<string, unknown>): void;
+}
+
+/** The level whose methods a logger always has (`notice` is optional). */
+export type LevelMethod = Exclude<keyof Logger, 'notice'>;
+
+/** Writes a line of the process's story: `notice` when the logger has it, else `info`. */
+export function tell(logger: Logger, msg: string, fields?: Record<string, unknown>): void {
+  if (logger.notice) logger.notice(msg, fields);
+  else if (fields) logger.info(msg, fields);
+  else logger.info(msg);
 }
 
 export interface LoggerOptions {
@@ -67,12 +84,21 @@ export function createLogger(opts: LoggerOptions): Logger {
   );
   const call = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) =>
     fields ? base[level](fields, msg) : base[level](msg);
+  // The story's lines are info lines that pass a level up to `warn` (the proxy's default).
+  const story =
+    opts.level === 'error' || opts.level === 'fatal' ? undefined : base.child({}, { level: 'info' });
+  const notice = (msg: string, fields?: Record<string, unknown>) => {
+    if (!story) return;
+    if (fields) story.info(fields, msg);
+    else story.info(msg);
+  };
   return {
     debug: call('debug'),
     info: call('info'),
     warn: call('warn'),
     error: call('error'),
     fatal: call('fatal'),
+    notice,
   };
 }
 

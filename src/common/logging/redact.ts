@@ -1,5 +1,5 @@
 import type { OptionSpec } from '../config/resolve';
-import type { Logger } from './logger';
+import { tell, type LevelMethod, type Logger } from './logger';
 import { REDACTED, SecretRedactor } from './secret-redactor';
 
 export { REDACTED } from './secret-redactor';
@@ -104,7 +104,7 @@ export function scrubbingLogger<L extends Logger>(
 ): Logger {
   const redactor = new SecretRedactor(secrets);
   const wrap =
-    (level: keyof Logger) =>
+    (level: LevelMethod) =>
     (msg: string, fields?: Record<string, unknown>): void => {
       const clean = redactor.text(msg);
       if (fields === undefined) logger[level](clean);
@@ -116,6 +116,8 @@ export function scrubbingLogger<L extends Logger>(
     warn: wrap('warn'),
     error: wrap('error'),
     fatal: wrap('fatal'),
+    notice: (msg: string, fields?: Record<string, unknown>): void =>
+      tell(logger, redactor.text(msg), fields && (redactor.value(fields) as Record<string, unknown>)),
   };
 }
 

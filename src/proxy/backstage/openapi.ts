@@ -82,6 +82,34 @@ export function backstagePaths(switches: Partial<BackstageSwitches>): PathsObjec
         ...errorResponses(),
       },
     );
+  if (!switches.disableStatusEndpoint) {
+    paths['/internal-backstage/status'] = keyless(
+      'getBackstageStatusPage',
+      'The status page (HTML; its script, styles and uPlot under status/, all with a strict CSP)',
+      {
+        '200': { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } },
+        ...errorResponses(),
+      },
+    );
+    paths['/internal-backstage/status.json'] = keyless(
+      'getBackstageStatus',
+      "The status page's data: process, environments (tokens anonymised), requests, 15 minutes of plots",
+      {
+        '200': json('Status (rendered at most once a second)', {
+          type: 'object',
+          required: ['generatedAt', 'process', 'environments', 'requests', 'plots'],
+          properties: {
+            generatedAt: { type: 'integer', description: 'Epoch ms' },
+            process: { type: 'object' },
+            environments: { type: 'array', items: { type: 'object' } },
+            requests: { type: 'array', items: { type: 'object' } },
+            plots: { type: 'object' },
+          },
+        }),
+        ...errorResponses(),
+      },
+    );
+  }
   if (!switches.disableFeaturesEndpoint)
     paths['/internal-backstage/features'] = {
       get: {

@@ -8,6 +8,9 @@ import type { ProxyMetrics } from '../prometheus/proxy-metrics';
 import { clientGone, retryAfter, ValidationUnavailable } from '../token-validation/validation-unavailable';
 import type { ProxyConfig } from '../config/types';
 import type { TokenValidator } from '../token-validation/token-validator';
+import type { ProcessBudget } from '../environments/process-budget';
+import type { StatusSampler } from '../status/status-sampler';
+import { statusRouter } from '../status/status-router';
 import { knownTokenSources, knownTokens } from './known-tokens';
 import { metricsBatch } from './metrics-batch';
 
@@ -17,14 +20,27 @@ export interface BackstageSwitches {
   disableMetricsBatchEndpoint: boolean;
   disableTokensEndpoint: boolean;
   disableFeaturesEndpoint: boolean;
+  disableStatusEndpoint: boolean;
 }
 
 export interface BackstageOptions {
-  config: Pick<ProxyConfig, 'flagsApiTokens' | 'clientKeys' | 'expServerSideSdkConfig'> & BackstageSwitches;
+  config: Pick<
+    ProxyConfig,
+    | 'flagsApiTokens'
+    | 'clientKeys'
+    | 'expServerSideSdkConfig'
+    | 'contract'
+    | 'workers'
+    | 'proxyBasePath'
+    | 'refreshInterval'
+  > &
+    BackstageSwitches;
   environments: EnvironmentRegistry;
   metrics: ProxyMetrics;
   keys: KeyScopes;
   validator: TokenValidator | undefined;
+  /** The status page's samples; undefined with `DISABLE_STATUS_ENDPOINT`. */
+  status?: { sampler: StatusSampler; budget: ProcessBudget; backstagePath: string };
 }
 
 /** Edge's body of a ready check that fails (`EdgeError::NotReady`). */
@@ -103,6 +119,15 @@ export function backstageRouter(opts: BackstageOptions): Router {
     router.get('/metricsbatch', (_req, res) => {
       res.status(200).json(metricsBatch(environments.environments.map((e) => e.clientUsage)));
     });
+  }
+  if (opts.status && !switches.disableStatusEndpoint) {
+    const { sampler, budget, backstagePath } = opts.status;
+    const tokenInfo = switches.disableTokensEndpoint
+      ? undefined
+      : () => knownTokens({ environments, ...tokens });
+    router.use(
+      statusRouter({ config: opts.config, environments, budget, sampler, tokens: tokenInfo }, backstagePath),
+    );
   }
   if (!switches.disableFeaturesEndpoint) {
     router.get('/features', clientTokenOnly(opts.keys), (_req, res) => {

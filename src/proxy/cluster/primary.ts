@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
-import type { Logger } from '../../common/logging/logger';
+import { tell, type Logger } from '../../common/logging/logger';
 import { cachedRender } from '../prometheus/cached-render';
 import { isClusterMessage, WORKER_ENV, type ClusterMessage } from './messages';
 
@@ -168,16 +168,16 @@ export function runPrimary({
   };
 
   const onSignal = (signal: NodeJS.Signals) => {
-    logger.info(`received ${signal}, shutting down ${workers} workers`);
+    tell(logger, `received ${signal}: stopping ${workers} workers`);
     void stop().then(() => {
-      logger.info('every worker has shut down');
+      tell(logger, 'flags-proxy stopped: every worker has shut down');
       exit(0);
     });
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
 
-  logger.info(`flags-proxy cluster primary (pid ${process.pid}) starting ${workers} workers`);
+  tell(logger, `flags-proxy cluster primary (pid ${process.pid}) starting ${workers} workers`);
   for (let i = 0; i < workers; i++) fork();
   return { kind: 'primary', workers, stop };
 }

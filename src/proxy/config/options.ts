@@ -627,6 +627,13 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     doc: "Unleash Edge's switch: do not serve `{base}/internal-backstage/features` (definitions, to a client token only, within its projects)",
   },
   {
+    key: 'disableStatusEndpoint',
+    env: ['DISABLE_STATUS_ENDPOINT'],
+    parse: p.boolean,
+    default: false,
+    doc: 'Do not serve the status page `{base}/internal-backstage/status` and its data `status.json` (what the process serves, for whom, how fast; tokens anonymised)',
+  },
+  {
     key: 'expCustomEnrichers',
     env: ['EXP_CUSTOM_ENRICHERS_FILE'],
     parse: pluginList(isEnricher, 'enricher functions'),

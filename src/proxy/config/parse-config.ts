@@ -377,5 +377,6 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     disableMetricsBatchEndpoint: get('disableMetricsBatchEndpoint'),
     disableTokensEndpoint: get('disableTokensEndpoint'),
     disableFeaturesEndpoint: get('disableFeaturesEndpoint'),
+    disableStatusEndpoint: get('disableStatusEndpoint'),
   };
 }

@@ -89,6 +89,8 @@ export interface ProxyOptions {
   disableMetricsBatchEndpoint?: boolean;
   disableTokensEndpoint?: boolean;
   disableFeaturesEndpoint?: boolean;
+  /** The status page and its `status.json` under the backstage (`DISABLE_STATUS_ENDPOINT`). */
+  disableStatusEndpoint?: boolean;
   /** Paths of JavaScript files exporting enricher lists, or enricher functions. */
   expCustomEnrichers?: Array<string | ContextEnricher> | string;
   /** Unleash Edge's intervals in seconds; `refreshInterval`, `metricsInterval`, `tokenRevalidateInterval` win. */
@@ -222,6 +224,7 @@ export interface ProxyConfig {
   disableMetricsBatchEndpoint: boolean;
   disableTokensEndpoint: boolean;
   disableFeaturesEndpoint: boolean;
+  disableStatusEndpoint: boolean;
 }
 
 export interface TlsServing {

@@ -1,4 +1,5 @@
 import type { Strategy } from 'unleash-client';
+import { tell } from '../../common/logging/logger';
 import type { HttpOptions } from '../upstream/sdk/types';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
 import type { ProcessBudget } from './process-budget';
@@ -74,6 +75,8 @@ export class Environment {
     return this.options.backup;
   }
 
+  /** Epoch ms at which it first held definitions (0: not yet). */
+  readyAt = 0;
   /** Epoch ms of the last time the upstream refused this environment's token (0: never). */
   private refusedAt = 0;
 
@@ -105,6 +108,11 @@ export class Environment {
       heartbeatMs: config.streamHeartbeatInterval,
     });
     this.all = this.serving({ environment: this.name, projects: ['*'] }, this.features);
+    void this.features.whenReady().then(() => {
+      this.readyAt = Date.now();
+      const count = this.features.toggles().length;
+      tell(config.logger, `environment "${this.name}" ready: ${count} flag definitions`);
+    });
   }
 
   private serving(scope: Scope, features: FeatureRepository): ScopeServing {

@@ -42,8 +42,14 @@ export class RequestSeries {
 
   constructor(
     private readonly names: { requests: string; duration: string },
-    private readonly bounds: readonly number[],
+    /** Upper bounds of the duration buckets, in seconds (`+Inf` is the last bucket, not listed). */
+    readonly bounds: readonly number[],
   ) {}
+
+  /** Every entry, as recorded so far (the status page's sampler reads them; nothing is copied). */
+  forEachEntry(visit: (entry: RequestSeriesEntry) => void): void {
+    for (const entry of this.entries.values()) visit(entry);
+  }
 
   /** The entry of a label set, created on first use; keep it to record without a lookup. */
   entry(method: string, route: string, status: number): RequestSeriesEntry {

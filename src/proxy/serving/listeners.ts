@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { ConfigError } from '../../common/config/resolve';
 import { readConfigFile } from '../../common/config/read-config-file';
+import { describeBoundAddress } from '../../common/http/bound-address';
 import type { TlsServing } from '../config/types';
 import { httpsRedirect } from './https-redirect';
 
@@ -59,8 +60,8 @@ export interface Listening {
   /** Every server listening (plain HTTP first); each is closed on shutdown. */
   servers: Server[];
   /**
-   * For the start-up line: `port 3063` or `port 3063 (HTTP) and 3043 (HTTPS)`, the ports held (with
-   * PORT=0, the one the kernel chose).
+   * For the start-up line: `port 3063 on every interface (::)` or `port 3063 (HTTP) and 3043 (HTTPS)
+   * on every interface (::)`, the ports held (with PORT=0, the one the kernel chose) and the address.
    */
   description: string;
 }
@@ -80,7 +81,10 @@ export async function listenAll(
   const credentials = servingCredentials(tls);
   if (credentials === undefined) {
     const server = await listenOn(createServer(listener), port);
-    return { servers: [server], description: `port ${boundPort(server)}` };
+    return {
+      servers: [server],
+      description: `port ${boundPort(server)} on ${describeBoundAddress(server.address())}`,
+    };
   }
   const secure: Server = createHttpsServer(
     { ...credentials, ciphers: SERVING_CIPHERS, minVersion: 'TLSv1.2', honorCipherOrder: true },
@@ -96,5 +100,6 @@ export async function listenAll(
   }
   const plainRole = tls.redirectHttpToHttps ? 'HTTP, redirecting to HTTPS' : 'HTTP';
   const [http, https] = servers.map(boundPort);
-  return { servers, description: `port ${http} (${plainRole}) and ${https} (HTTPS)` };
+  const on = describeBoundAddress(servers[0].address());
+  return { servers, description: `port ${http} (${plainRole}) and ${https} (HTTPS) on ${on}` };
 }

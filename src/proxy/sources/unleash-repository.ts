@@ -26,6 +26,7 @@ import {
 import { findFaults, NO_FAULTS, type DefinitionsFaults, type ToggleFault } from '../upstream/toggle-faults';
 import { resolveVariant } from '../upstream/sdk/variant';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
+import { UpstreamHealth } from './upstream-health';
 import type { DefinitionsBackup } from '../backup/definitions-backup';
 import { limitedBootstrapProvider } from '../bootstrap/limited-bootstrap';
 import type { DefinitionsSource } from '../upstream/definitions-source';
@@ -102,6 +103,8 @@ export class UnleashFeatureRepository implements FeatureRepository {
   private sortedRevision = -1;
   private readonly strategyErrors: RateLimitedLog;
   private readonly upstreamWarnings: RateLimitedLog;
+  /** Lost once, back once: the operator's lines about the upstream's definitions fetches. */
+  readonly health: UpstreamHealth;
   private faults: DefinitionsFaults = NO_FAULTS;
   private faultsRevision = -1;
   /** Digest of the definitions last accepted as a change (`isNewContent`). */
@@ -129,6 +132,13 @@ export class UnleashFeatureRepository implements FeatureRepository {
     const featuresUrl = `${url}client/features`;
     const whose =
       environment === undefined ? 'the API token' : `the API token of environment "${environment}"`;
+    this.health = new UpstreamHealth(
+      this.logger,
+      environment === undefined
+        ? `the upstream ${featuresUrl}`
+        : `the upstream ${featuresUrl} of environment "${environment}"`,
+      () => this.ready,
+    );
     const accepted = () => {
       if (!this.refusedRun) return;
       this.refusedRun = false;
@@ -164,6 +174,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
       onDefinitions: (fromApi) => {
         if (!fromApi) return;
         accepted();
+        this.health.answered();
         backup?.save(this.clientFeatures());
       },
       onRefused: (reason) => {
@@ -256,6 +267,7 @@ export class UnleashFeatureRepository implements FeatureRepository {
     this.repository.on('unchanged', () => {
       this.stats.lastFetch = Date.now();
       accepted();
+      this.health.answered();
     });
     this.unleash.on('error', (err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
@@ -265,12 +277,14 @@ export class UnleashFeatureRepository implements FeatureRepository {
       }
       // A toggle the SDK's validation reports (a fetch it still stored, the toggle quarantined or
       // evaluated as the SDK does) is no failed fetch: only the warning.
-      if (message.startsWith('Unleash Repository error') && !SDK_TOGGLE_REPORT.test(message))
+      const reason = message.replace(/^Unleash (Repository|Metrics) error: /, '');
+      if (message.startsWith('Unleash Repository error') && !SDK_TOGGLE_REPORT.test(message)) {
         this.stats.fetchErrors += 1;
-      this.upstreamWarnings.warn(
-        message.replace(/^Unleash (Repository|Metrics) error: /, 'upstream: '),
-        message,
-      );
+        this.health.fetchFailed(reason);
+        return;
+      }
+      if (this.health.otherFailed(reason)) return;
+      this.upstreamWarnings.warn(`upstream: ${reason}`, message);
     });
     this.unleash.on('warn', (msg: unknown) => {
       const text = String(msg);
@@ -280,6 +294,9 @@ export class UnleashFeatureRepository implements FeatureRepository {
         const status = Number(registerFailure[1]);
         this.stats.registerFailures.set(status, (this.stats.registerFailures.get(status) ?? 0) + 1);
       }
+      // The poller's "responded <status>. Backing off": a failed fetch of the definitions.
+      if (text.startsWith(featuresUrl) && /responded/.test(text)) return this.health.fetchFailed(text);
+      if (this.health.otherFailed(text)) return;
       this.upstreamWarnings.warn(`upstream: ${text}`, text);
     });
     this.source = source;
