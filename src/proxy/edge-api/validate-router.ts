@@ -5,6 +5,7 @@ import { jsonBody } from '../../common/http/json-body';
 import { describeIssues } from '../context/schemas';
 import type { ScopeServing } from '../environments/environment';
 import type { KeyKind, KeyScopes } from '../environments/key-scopes';
+import { ValidationCaller } from '../token-validation/token-validator';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 import { clientGone, retryAfter, ValidationUnavailable } from '../token-validation/validation-unavailable';
 import {
@@ -30,6 +31,7 @@ async function verdictOf(
   keys: KeyScopes,
   token: string,
   gone: () => AbortSignal,
+  caller: ValidationCaller,
 ): Promise<ValidatedEdgeToken | undefined | ValidationUnavailable> {
   const unknownKinds: KeyKind[] = [];
   for (const kind of KINDS) {
@@ -38,7 +40,7 @@ async function verdictOf(
     if (known === undefined) unknownKinds.push(kind);
   }
   for (const kind of unknownKinds) {
-    const serving = await keys.resolve(token, kind, gone);
+    const serving = await keys.resolve(token, kind, gone, caller);
     if (serving instanceof ValidationUnavailable) return serving;
     if (serving) return confirmation(token, kind, serving);
   }
@@ -73,7 +75,9 @@ export function edgeValidateRouter(keys: KeyScopes): Router {
       }
       return signal;
     };
-    const verdicts = await Promise.all(tokens.map((t) => verdictOf(keys, t, gone)));
+    // the request is one caller of the validation queue, however many tokens it carries
+    const caller = new ValidationCaller();
+    const verdicts = await Promise.all(tokens.map((t) => verdictOf(keys, t, gone, caller)));
     const unavailable = verdicts.find((v): v is ValidationUnavailable => v instanceof ValidationUnavailable);
     if (unavailable) {
       next(retryAfter(res, unavailable));
