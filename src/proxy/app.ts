@@ -32,6 +32,7 @@ import { environmentRefused, requireScope, scopeOf } from './environments/requir
 import { healthRouter } from './health/router';
 import { backstageRouter } from './backstage/router';
 import { bulkMetricsRouter } from './edge-api/bulk-metrics';
+import { AddressBudget } from './edge-api/address-budget';
 import { edgeValidateRouter } from './edge-api/validate-router';
 import type { OfrepScope } from './ofrep/bulk-answer';
 import type { ChangeStreams } from './ofrep/event-stream';
@@ -273,7 +274,10 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   // Unleash Edge's internal backstage and chain endpoint (see backstage/ and edge-api/).
   const backstage = backstageRouter({ config, environments, metrics, keys, validator });
   app.use(`${config.proxyBasePath}/internal-backstage`, backstage);
-  app.use(config.proxyBasePath || '/', edgeValidateRouter(keys));
+  app.use(
+    config.proxyBasePath || '/',
+    edgeValidateRouter(keys, new AddressBudget(config.edgeValidateTokensPerSecond)),
+  );
   app.use([...clientPaths, `${config.proxyBasePath}/api/client`], requireReady(environments));
   // These authenticate by themselves: server-side SDK tokens are accepted there. They read the
   // first environment, which answers 503 while it is not served (another one may be).

@@ -301,6 +301,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     expCustomEnrichers: get('expCustomEnrichers'),
     upstreamTokenValidation: validates,
     tokenRevalidateInterval: ms('tokenRevalidateInterval', 'tokenRevalidationIntervalSeconds'),
+    edgeValidateTokensPerSecond: get('edgeValidateTokensPerSecond'),
     contract,
     access: { allow: get<CidrRange[]>('allowList'), deny: get<CidrRange[]>('denyList') },
     tls,

@@ -45,6 +45,10 @@ export const DEFAULT_VALIDATOR_LIMITS: TokenValidatorLimits = {
 /** The smallest body size the validator shrinks its batches to after 413 answers. */
 const MIN_BATCH_BYTES = 4 * 1024;
 
+/** Longest wait for an upstream's budget (429) within a revalidation round, and how many per batch. */
+const MAX_PACE_MS = 60_000;
+const MAX_PACES_PER_BATCH = 5;
+
 /** `{"tokens":[` and `]}`. */
 const BODY_OVERHEAD = 13;
 
@@ -132,6 +136,8 @@ export class TokenValidator {
   private readonly warnings: RateLimitedLog;
   private closed = false;
   private revalidating = false;
+  /** Set when the last call was refused for the upstream's budget (429): ms it asked to wait. */
+  private pacedMs: number | undefined;
   /** Validation calls made (unknown tokens and revalidations): for metrics and tests. */
   calls = 0;
   /** Calls by result: answered (200), `too_large` (413, split and asked again), `failed`. */
@@ -445,6 +451,7 @@ export class TokenValidator {
     tokens: readonly string[],
   ): Promise<Map<string, ValidatedToken> | 'too large' | 'failed'> {
     this.calls += 1;
+    this.pacedMs = undefined;
     try {
       const confirmed = await this.options.validate(tokens);
       const asked = new Set(tokens);
@@ -460,6 +467,8 @@ export class TokenValidator {
         return 'too large';
       }
       this.callResults.failed += 1;
+      if (err instanceof ValidationCallError && err.status === 429)
+        this.pacedMs = Math.min(MAX_PACE_MS, Math.max(1, err.retryAfterSeconds ?? 1) * 1000);
       const message = err instanceof Error ? err.message : String(err);
       this.warnings.warn(
         `upstream token validation failed; the keys asked about get 503 and stay unknown: ${message}`,
@@ -521,7 +530,13 @@ export class TokenValidator {
     try {
       for (const batch of this.batches([...this.accepted.keys()])) {
         if (this.closed) break;
-        const outcomes = await this.askAll(batch);
+        let outcomes = await this.askAll(batch);
+        // an upstream of ours past its budget for this address (429): wait as asked, then again
+        for (let paces = 0; this.pacedMs !== undefined && paces < MAX_PACES_PER_BATCH; paces++) {
+          await new Promise((resolve) => setTimeout(resolve, this.pacedMs).unref());
+          if (this.closed) break;
+          outcomes = await this.askAll(batch);
+        }
         if (batch.some((token) => outcomes.get(token)?.kind === 'failed')) break; // again next round
         for (const token of batch) {
           const outcome = outcomes.get(token);
