@@ -372,7 +372,8 @@ test('a flood of junk tokens through /edge/validate reaches the upstream only in
 });
 
 test('an instance below keeps to the /edge/validate budget of the instance above: a revalidation round answered 429 waits as told and finishes', async () => {
-  const { url: upper } = await serve({ edgeValidateTokensPerSecond: 250 });
+  // 100 a second (250 at once): two calls of 200 in a row fit only 1.5 s apart
+  const { url: upper } = await serve({ edgeValidateTokensPerSecond: 100 });
   const tokens = Array.from({ length: 400 }, (_, i) => `*:development.chained-${i}-0123456789abcdef`);
   for (const token of tokens)
     upstream.knownTokens.set(token, { type: 'frontend', environment: 'development', projects: ['*'] });
@@ -399,7 +400,7 @@ test('an instance below keeps to the /edge/validate budget of the instance above
 
   const before = { ...validator.callResults };
   await validator.revalidate();
-  // two batches of 200 are more than the upper's 250 at once: at least one 429, then both answered
+  // two batches of 200 are more than the upper's budget holds: at least one 429, then both answered
   expect(validator.callResults.failed - before.failed).toBeGreaterThanOrEqual(1);
   expect(validator.callResults.answered - before.answered).toBe(2);
   expect(validator.acceptedTokens()).toHaveLength(400);
