@@ -33,6 +33,7 @@ import { healthRouter } from './health/router';
 import { backstageRouter } from './backstage/router';
 import { StatusSampler } from './status/status-sampler';
 import { bulkMetricsRouter } from './edge-api/bulk-metrics';
+import { AddressBudget } from './edge-api/address-budget';
 import { edgeValidateRouter } from './edge-api/validate-router';
 import type { OfrepScope } from './ofrep/bulk-answer';
 import type { ChangeStreams } from './ofrep/event-stream';
@@ -303,7 +304,10 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const status = sampler && { sampler, budget, backstagePath };
   const backstage = backstageRouter({ config, environments, metrics, keys, validator, status });
   app.use(`${config.proxyBasePath}/internal-backstage`, backstage);
-  app.use(config.proxyBasePath || '/', edgeValidateRouter(keys));
+  app.use(
+    config.proxyBasePath || '/',
+    edgeValidateRouter(keys, new AddressBudget(config.edgeValidateTokensPerSecond)),
+  );
   app.use([...clientPaths, `${config.proxyBasePath}/api/client`], requireReady(environments));
   // These authenticate by themselves: server-side SDK tokens are accepted there. They read the
   // first environment, which answers 503 while it is not served (another one may be).

@@ -126,6 +126,65 @@ describe('requests the client got wrong are 4xx, never 500, and log no error lin
   });
 });
 
+describe('names with a lone surrogate (not UTF-16 text) are refused where they enter', () => {
+  const LONE = '\ud800'; // half of a surrogate pair: no character, cannot be encoded as UTF-8
+  const now = new Date().toISOString();
+  const bucket = (toggles: Record<string, unknown>) => ({ start: now, stop: now, toggles });
+  const post = (path: string, body: unknown, key = CLIENT_KEY) =>
+    send(
+      'POST',
+      path,
+      { 'content-type': 'application/json', authorization: key },
+      Buffer.from(JSON.stringify(body)),
+    );
+
+  test('usage, registrations and bulk usage: 400 naming the field, nothing kept, no error line', async () => {
+    const refused: Array<[string, unknown, string?]> = [
+      ['/proxy/client/metrics', { appName: `web${LONE}`, bucket: bucket({ a: { yes: 1, no: 0 } }) }],
+      ['/proxy/client/metrics', { appName: 'web', instanceId: LONE, bucket: bucket({}) }],
+      ['/proxy/client/metrics', { appName: 'web', bucket: bucket({ [`t${LONE}`]: { yes: 1, no: 0 } }) }],
+      [
+        '/proxy/client/metrics',
+        { appName: 'web', bucket: bucket({ t: { yes: 1, no: 0, variants: { [LONE]: 1 } } }) },
+      ],
+      ['/proxy/client/register', { appName: `\udc00web`, instanceId: 'i1' }],
+      ['/proxy/client/register', { appName: 'web', instanceId: 'i1', strategies: [`x${LONE}`] }],
+      [
+        '/api/client/metrics/bulk',
+        { metrics: [{ featureName: 'f', appName: `app${LONE}`, timestamp: now, yes: 1, no: 0 }] },
+        upstream.token,
+      ],
+      [
+        '/api/client/metrics/bulk',
+        { metrics: [{ featureName: `f${LONE}`, appName: 'app', timestamp: now, yes: 1, no: 0 }] },
+        upstream.token,
+      ],
+      ['/api/client/metrics/bulk', { applications: [{ appName: LONE, instanceId: 'i' }] }, upstream.token],
+    ];
+    for (const [path, body, key] of refused) {
+      const res = await post(path, body, key);
+      expect({ path, status: res.status }).toEqual({ path, status: 400 });
+      expect(JSON.parse(res.text)).toMatchObject({
+        name: 'ValidationError',
+        message: expect.stringContaining('must be text (a lone surrogate is not)'),
+      });
+    }
+    // nothing of them was kept: the next forward carries no such name
+    await app.clientUsage.forwarder.flush();
+    const forwarded = [...upstream.posted('/api/client/metrics'), ...upstream.posted('/api/client/register')];
+    expect(JSON.stringify(forwarded)).not.toMatch(/\\ud[89a-f]/);
+    expect(loud()).toEqual([]);
+  });
+
+  test('a whole surrogate pair (an emoji) is a name like any other', async () => {
+    const res = await post('/proxy/client/metrics', {
+      appName: 'web 🚀',
+      bucket: bucket({ 'launch-🚀': { yes: 1, no: 0 } }),
+    });
+    expect(res.status).toBe(202);
+  });
+});
+
 describe('error lines caused by requests are rate-limited', () => {
   test('two hundred failing requests write a bounded number of error lines', async () => {
     const failing = await readyProxyFor(upstream, {

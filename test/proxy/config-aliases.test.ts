@@ -139,7 +139,10 @@ describe("the reference Unleash proxy's names", () => {
     const { UNLEASH_PROXY_CLIENT_KEYS: _unused, ...withoutKeys } = REFERENCE_ENV;
     const config = parseConfig({ logger }, { ...withoutKeys, UNLEASH_PROXY_SECRETS: 'old-secret' });
     expect(config.clientKeys).toEqual(['old-secret']);
-    const warnings = lines.filter((l) => l.level === 'warn').map((l) => l.msg);
+    // (the short secrets of this configuration are named too: test/proxy/short-secrets.test.ts)
+    const warnings = lines
+      .filter((l) => l.level === 'warn' && !l.msg.includes('shorter than'))
+      .map((l) => l.msg);
     expect(warnings).toEqual([
       'proxySecrets / FLAGS_PROXY_SECRETS is deprecated (given as UNLEASH_PROXY_SECRETS); use clientKeys / FLAGS_PROXY_CLIENT_KEYS instead',
     ]);

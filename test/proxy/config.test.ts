@@ -188,7 +188,10 @@ describe('proxy configuration', () => {
     const { FLAGS_PROXY_CLIENT_KEYS: _unused, ...env } = REQUIRED;
     const config = parseConfig({ logger }, { ...env, FLAGS_PROXY_SECRETS: 'old-secret' });
     expect(config.clientKeys).toEqual(['old-secret']);
-    expect(warnings).toEqual([expect.stringContaining('FLAGS_PROXY_SECRETS is deprecated')]);
+    // (the short secrets of this configuration are named too: test/proxy/short-secrets.test.ts)
+    expect(warnings.filter((w) => !w.includes('shorter than'))).toEqual([
+      expect.stringContaining('FLAGS_PROXY_SECRETS is deprecated'),
+    ]);
     expect(warnings.join()).not.toContain('old-secret');
   });
 

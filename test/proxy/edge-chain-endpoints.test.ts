@@ -1,5 +1,7 @@
-import type { ProxyApp } from '../../src/proxy/app';
+import { request } from 'node:http';
+import { createApp, type ProxyApp } from '../../src/proxy/app';
 import type { ProxyOptions } from '../../src/proxy/config/types';
+import { silentLogger } from '../../src/common/logging/logger';
 import { LoopbackServers } from '../support/listen';
 import { proxyFor, waitFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
@@ -134,6 +136,90 @@ test('/edge/validate answers 503 with Retry-After, never a refusal, while the up
   });
 });
 
+/** `/edge/validate` from a chosen loopback address (a client of its own). */
+function postFrom(
+  localAddress: string,
+  url: string,
+  tokens: string[],
+): Promise<{ status: number; retryAfter: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${url}/edge/validate`,
+      { method: 'POST', localAddress, headers: { 'Content-Type': 'application/json' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: res.headers['retry-after'],
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify({ tokens }));
+  });
+}
+
+test('/edge/validate has a budget of tokens per address: guessing a short configured token through it is refused with 429 and Retry-After past the budget', async () => {
+  const SHORT = '*:development.qrs'; // a server-side SDK token with a 3-letter secret
+  const { url } = await serve({
+    expServerSideSdkConfig: { tokens: [SHORT] },
+    edgeValidateTokensPerSecond: 1,
+  });
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  const guesses: string[] = [];
+  for (const a of letters)
+    for (const b of letters) for (const c of letters) guesses.push(`*:development.${a}${b}${c}`);
+  expect(guesses).toHaveLength(17_576);
+  const answers: Array<{ status: number; retryAfter: string | undefined; body: string }> = [];
+  for (let i = 0; i < guesses.length; i += 250)
+    answers.push(await postFrom('127.0.0.1', url, guesses.slice(i, i + 250)));
+  expect(answers).toHaveLength(71);
+  // the first request spends the address's budget; the other 70 are refused, the token not found
+  expect(answers[0].status).toBe(200);
+  expect(answers.slice(1).map((a) => a.status)).toEqual(answers.slice(1).map(() => 429));
+  expect(answers.some((a) => a.body.includes(SHORT))).toBe(false);
+  for (const [i, refused] of answers.slice(1).entries()) {
+    // the seconds until the budget holds the request's tokens (250, the last request 76)
+    const asked = Math.min(250, guesses.length - (i + 1) * 250);
+    expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(asked - 1);
+    expect(Number(refused.retryAfter)).toBeLessThanOrEqual(asked);
+    expect(JSON.parse(refused.body)).toEqual({
+      id: expect.any(String),
+      name: 'TooManyRequests',
+      message: expect.stringContaining('at most 1 a second'),
+    });
+  }
+  // no guess reached the upstream past the budget
+  expect(upstream.validationCalls().flat().length).toBeLessThanOrEqual(250);
+  // another address has its own budget
+  const other = await postFrom('127.0.0.2', url, [SHORT]);
+  expect(other.status).toBe(200);
+  expect(JSON.parse(other.body)).toEqual({
+    tokens: [
+      { token: SHORT, type: 'client', environment: 'development', projects: ['*'], status: 'Validated' },
+    ],
+  });
+}, 60_000);
+
+test('the /edge/validate budget is an option with a maximum', () => {
+  const make = (value: string) => () =>
+    createApp(
+      {},
+      {
+        FLAGS_URL: upstream.url,
+        FLAGS_API_TOKEN: UPSTREAM,
+        FLAGS_PROXY_CLIENT_KEYS: 'k',
+        FLAGS_EDGE_VALIDATE_TOKENS_PER_SECOND: value,
+      },
+    );
+  expect(make('100001')).toThrow(/FLAGS_EDGE_VALIDATE_TOKENS_PER_SECOND.*from 1 to 100000/);
+  expect(make('0')).toThrow(/FLAGS_EDGE_VALIDATE_TOKENS_PER_SECOND.*from 1 to 100000/);
+});
+
 test('/edge/validate is served under the base path', async () => {
   const { url } = await serve({ proxyBasePath: 'edge' });
   const res = await postJson(`${url}/edge/edge/validate`, { tokens: [PRETRUSTED] });
@@ -264,7 +350,8 @@ test('bulk metrics need a client token (401) and are refused whole when an entry
 });
 
 test('a flood of junk tokens through /edge/validate reaches the upstream only in bounded batches, and a real token is still confirmed after it', async () => {
-  const { url } = await serve();
+  // a budget past the flood: the validation queue's bounds alone
+  const { url } = await serve({ edgeValidateTokensPerSecond: 100_000 });
   const junk = (r: number, i: number) => `*:development.junk-${r}-${i}-${'x'.repeat(300)}`;
   const answers = await Promise.all(
     Array.from({ length: 8 }, (_, r) =>
@@ -283,3 +370,38 @@ test('a flood of junk tokens through /edge/validate reaches the upstream only in
     return res.status === 200 && ((await res.json()) as { tokens: unknown[] }).tokens.length === 1;
   });
 });
+
+test('an instance below keeps to the /edge/validate budget of the instance above: a revalidation round answered 429 waits as told and finishes', async () => {
+  // 100 a second (250 at once): two calls of 200 in a row fit only 1.5 s apart
+  const { url: upper } = await serve({ edgeValidateTokensPerSecond: 100 });
+  const tokens = Array.from({ length: 400 }, (_, i) => `*:development.chained-${i}-0123456789abcdef`);
+  for (const token of tokens)
+    upstream.knownTokens.set(token, { type: 'frontend', environment: 'development', projects: ['*'] });
+  const lower = createApp(
+    {
+      flagsUrl: `${upper}/api`,
+      flagsApiToken: UPSTREAM,
+      clientKeys: ['lower-key'],
+      refreshInterval: 200,
+      metricsInterval: 60_000,
+      logger: silentLogger,
+    },
+    {},
+  );
+  apps.push(lower);
+  await lower.whenReady();
+  const validator = lower.tokenValidator;
+  if (!validator) throw new Error('validation is on');
+  // the lower instance learns the 400 tokens (past the upper's budget: some asked again later)
+  await waitFor(async () => {
+    await Promise.all(tokens.map((t) => validator.check(t)));
+    return validator.acceptedTokens().length === 400;
+  }, 30_000);
+
+  const before = { ...validator.callResults };
+  await validator.revalidate();
+  // two batches of 200 are more than the upper's budget holds: at least one 429, then both answered
+  expect(validator.callResults.failed - before.failed).toBeGreaterThanOrEqual(1);
+  expect(validator.callResults.answered - before.answered).toBe(2);
+  expect(validator.acceptedTokens()).toHaveLength(400);
+}, 60_000);

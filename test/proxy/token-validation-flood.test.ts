@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ProxyApp } from '../../src/proxy/app';
+import type { ProxyOptions } from '../../src/proxy/config/types';
 import { LoopbackServers } from '../support/listen';
 import { proxyFor, waitFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
@@ -34,8 +35,8 @@ afterEach(async () => {
   await upstream.stop();
 });
 
-async function serve(): Promise<{ app: ProxyApp; url: string }> {
-  const app = proxyFor(upstream, { flagsApiToken: UP_DEV, clientKeys: ['dev-key'] });
+async function serve(options: ProxyOptions = {}): Promise<{ app: ProxyApp; url: string }> {
+  const app = proxyFor(upstream, { flagsApiToken: UP_DEV, clientKeys: ['dev-key'], ...options });
   apps.push(app);
   await app.whenReady();
   return { app, url: await servers.listen(app) };
@@ -177,4 +178,68 @@ test('an upstream that cannot answer gives 503 with Retry-After on OFREP and /ap
   upstream.validateFault = undefined;
   await waitFor(async () => (await ofrep()).status === 200);
   expect((await frontend()).status).toBe(200);
+});
+
+describe('fairness between callers of the validation queue', () => {
+  /** `/edge/validate`'s status and `Retry-After` (status 0: the connection failed). */
+  const edgeValidate = (
+    url: string,
+    tokens: string[],
+  ): Promise<{ status: number; retryAfter: string | null }> =>
+    fetch(`${url}/edge/validate`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tokens }),
+    }).then(
+      async (res) => {
+        await res.arrayBuffer();
+        return { status: res.status, retryAfter: res.headers.get('retry-after') };
+      },
+      () => ({ status: 0, retryAfter: null }),
+    );
+
+  test('a flood of /edge/validate batches never pushes out a frontend request’s key: the caller holding most queued tokens is shed', async () => {
+    // a budget past the flood: the queue's fairness alone keeps the key
+    const { app, url } = await serve({ edgeValidateTokensPerSecond: 100_000 });
+    const validator = app.tokenValidator;
+    if (!validator) throw new Error('validation is on');
+    let release = (): void => undefined;
+    upstream.validateHold = new Promise((resolve) => (release = resolve));
+    // tokens as long as real ones, 250 of them within the endpoint's 100 KiB body
+    const batch = (): string[] =>
+      Array.from({ length: 250 }, () => `*:development.${randomBytes(32).toString('hex')}`);
+    const edge: Array<Promise<{ status: number; retryAfter: string | null }>> = [];
+
+    // two batches take both call slots (200 tokens each, held by the upstream)
+    edge.push(edgeValidate(url, batch()));
+    await waitFor(() => validator.pendingTokens.sent === 200, 30_000);
+    edge.push(edgeValidate(url, batch()));
+    await waitFor(() => validator.pendingTokens.sent === 400, 30_000);
+
+    // a frontend request's fresh valid key queues behind them
+    const token = fresh(0);
+    upstream.knownTokens.set(token, { type: 'frontend', environment: 'development', projects: ['*'] });
+    let frontendStatus: number | undefined;
+    const frontend = status(url, token).then(async (res) => {
+      frontendStatus = res.status;
+      return { status: res.status, body: await res.text() };
+    });
+    await waitFor(() => validator.pendingTokens.queued === 101, 30_000);
+
+    // six more batches: 1,601 tokens for 1,000 places
+    for (let i = 0; i < 6; i++) edge.push(edgeValidate(url, batch()));
+    await waitFor(() => validator.shed === 601, 30_000);
+    expect(validator.pendingTokens.queued).toBe(1000);
+    expect(frontendStatus).toBeUndefined();
+
+    release();
+    const answered = await frontend;
+    expect(answered.status).toBe(200);
+    expect(JSON.parse(answered.body)).toMatchObject({ toggles: [{ name: 'dev-flag' }] });
+    const statuses = await Promise.all(edge);
+    // the batches that lost tokens are told to come back; the first two kept theirs
+    expect(statuses.slice(0, 2).map((s) => s.status)).toEqual([200, 200]);
+    expect(statuses.filter((s) => s.status === 503).length).toBeGreaterThan(0);
+    expect(statuses.every((s) => s.status === 200 || (s.status === 503 && s.retryAfter !== null))).toBe(true);
+  }, 60_000);
 });

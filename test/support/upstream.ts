@@ -70,6 +70,8 @@ export class TestUpstream {
   validateBodyLimit: number | undefined;
   /** When set, /edge/validate never answers (a hung upstream). */
   validateHang = false;
+  /** When set, /edge/validate answers only once this settles (a slow upstream the test releases). */
+  validateHold: Promise<void> | undefined;
   /** Byte sizes of the /edge/validate bodies received. */
   readonly validateBodySizes: number[] = [];
 
@@ -142,27 +144,31 @@ export class TestUpstream {
           const size = Buffer.byteLength(raw);
           this.validateBodySizes.push(size);
           if (this.validateHang) return;
-          if (this.validateBodyLimit !== undefined && size > this.validateBodyLimit) {
-            res
-              .writeHead(413, { 'content-type': 'application/json' })
-              .end('{"message":"request entity too large"}');
-            return;
-          }
-          if (this.validateFault) {
-            res.writeHead(this.validateFault.status).end(this.validateFault.body ?? '');
-            return;
-          }
-          // Unleash refuses client and frontend tokens here (403); Edge sends none.
-          const auth = req.headers.authorization;
-          if (auth !== undefined && (auth === this.token || this.knownTokens.has(auth))) {
-            res.writeHead(403, { 'content-type': 'application/json' }).end('{"message":"forbidden"}');
-            return;
-          }
-          const asked = (body as { tokens?: unknown } | undefined)?.tokens;
-          const tokens = (Array.isArray(asked) ? asked : [])
-            .filter((t): t is string => typeof t === 'string' && this.knownTokens.has(t))
-            .map((token) => ({ token, ...this.knownTokens.get(token) }));
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tokens }));
+          const answerValidation = (): void => {
+            if (this.validateBodyLimit !== undefined && size > this.validateBodyLimit) {
+              res
+                .writeHead(413, { 'content-type': 'application/json' })
+                .end('{"message":"request entity too large"}');
+              return;
+            }
+            if (this.validateFault) {
+              res.writeHead(this.validateFault.status).end(this.validateFault.body ?? '');
+              return;
+            }
+            // Unleash refuses client and frontend tokens here (403); Edge sends none.
+            const auth = req.headers.authorization;
+            if (auth !== undefined && (auth === this.token || this.knownTokens.has(auth))) {
+              res.writeHead(403, { 'content-type': 'application/json' }).end('{"message":"forbidden"}');
+              return;
+            }
+            const asked = (body as { tokens?: unknown } | undefined)?.tokens;
+            const tokens = (Array.isArray(asked) ? asked : [])
+              .filter((t): t is string => typeof t === 'string' && this.knownTokens.has(t))
+              .map((token) => ({ token, ...this.knownTokens.get(token) }));
+            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tokens }));
+          };
+          if (this.validateHold) void this.validateHold.then(answerValidation);
+          else answerValidation();
           return;
         }
         const extra = this.extraTokens.get(req.headers.authorization ?? '');

@@ -10,6 +10,7 @@ export type ErrorKind =
   | 'NameExistsError'
   | 'PayloadTooLarge'
   | 'ContentTypeError'
+  | 'TooManyRequests'
   | 'InternalError'
   | 'EndpointDisabled'
   | 'NotReady';
@@ -33,6 +34,8 @@ export class NotFoundError extends errorClass('NotFoundError', 404) {}
 export class NameExistsError extends errorClass('NameExistsError', 409) {}
 export class PayloadTooLarge extends errorClass('PayloadTooLarge', 413) {}
 export class ContentTypeError extends errorClass('ContentTypeError', 415) {}
+/** A caller past its budget; sent with `Retry-After`. */
+export class TooManyRequests extends errorClass('TooManyRequests', 429) {}
 export class InternalError extends errorClass('InternalError', 500) {}
 export class EndpointDisabled extends errorClass('EndpointDisabled', 501) {}
 export class NotReady extends errorClass('NotReady', 503) {}

@@ -1,19 +1,13 @@
 import { parseUnleashToken } from '../token-validation/unleash-token';
 
-/** Secrets shorter than this are shown as `****` alone: six characters from each end would reveal too much. */
-const MIN_SHOWN_SECRET_LENGTH = 24;
-
 /**
- * A token as `/internal-backstage/tokens` shows it, as Unleash Edge anonymises it: `project:environment.`
- * then the secret's first and last six characters around `****`. Where Edge would print a token whole
- * (not in Unleash's format) or nearly whole (a short secret), only `****` is shown.
+ * A token as `/internal-backstage/tokens` shows it: `project:environment.****`, the scope Unleash
+ * Edge shows and none of the secret; `****` for a key not in Unleash's format. Every secret is
+ * hidden alike, so the listing never tells a short (guessable) secret from a long one, as showing
+ * characters of the long ones only (Edge shows the first and last six) would.
  */
 export function anonymiseToken(token: string): string {
-  const parsed = parseUnleashToken(token);
-  if (parsed === undefined) return '****';
+  if (parseUnleashToken(token) === undefined) return '****';
   const dot = token.indexOf('.', token.indexOf(':'));
-  const prefix = token.slice(0, dot + 1);
-  const secret = token.slice(dot + 1);
-  if (secret.length < MIN_SHOWN_SECRET_LENGTH) return `${prefix}****`;
-  return `${prefix}${secret.slice(0, 6)}****${secret.slice(-6)}`;
+  return `${token.slice(0, dot + 1)}****`;
 }

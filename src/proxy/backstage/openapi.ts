@@ -15,7 +15,10 @@ const listedToken: SchemaObject = {
   type: 'object',
   required: ['token', 'type', 'environment', 'projects', 'status'],
   properties: {
-    token: { type: 'string', description: 'Anonymised: `project:environment.` + 6 characters + `****` + 6' },
+    token: {
+      type: 'string',
+      description: 'Anonymised alike whatever the length: `project:environment.****`, or `****`',
+    },
     type: { type: 'string', enum: ['frontend', 'client'] },
     environment: { type: ['string', 'null'] },
     projects: { type: 'array', items: { type: 'string' } },

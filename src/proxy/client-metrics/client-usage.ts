@@ -1,9 +1,11 @@
+import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { HttpOptions } from '../upstream/sdk/types';
 import type { ProxyConfig } from '../config/types';
 import { MetricsForwarder, type ForwardResult } from './forwarder';
 import { DEFAULT_MAX_REGISTRATIONS, PendingRegistrations } from './pending-registrations';
 import type { ClientMetricsPayload, ClientRegistrationPayload } from './schemas';
 import { sdkTransport, type UpstreamPath, type UpstreamPost } from './upstream-transport';
+import { newChainMarker } from './usage-chain';
 import { DEFAULT_USAGE_BOUNDS, UsageAggregator, type DropReason, type UsageBounds } from './usage-aggregator';
 
 /** The instance id Unleash records for a registration that names none. */
@@ -34,9 +36,15 @@ export class ClientUsage {
   readonly registrations: PendingRegistrations;
   readonly forwarder: MetricsForwarder;
   readonly enabled: boolean;
+  /** This instance's marker in the chain of what it forwards (see `usage-chain.ts`). */
+  readonly marker = newChainMarker();
+  private readonly onDrop: ((reason: DropReason) => void) | undefined;
+  private readonly loopLog: RateLimitedLog;
 
   constructor(opts: ClientUsageOptions) {
     const { config } = opts;
+    this.onDrop = opts.onDrop;
+    this.loopLog = new RateLimitedLog(config.logger, 60_000);
     this.enabled = config.metricsInterval > 0;
     this.aggregator = new UsageAggregator(opts.bounds ?? DEFAULT_USAGE_BOUNDS, opts.onDrop);
     this.registrations = new PendingRegistrations(
@@ -58,6 +66,7 @@ export class ClientUsage {
           timeoutMs: config.upstreamRequestTimeout,
         }),
       instanceId: config.flagsInstanceId,
+      marker: this.marker,
       intervalMs: config.metricsInterval,
       jitterMs: config.metricsJitter,
       logger: config.logger,
@@ -67,9 +76,26 @@ export class ClientUsage {
     this.forwarder.start();
   }
 
-  /** `source`: the client's address; it bounds how many app slots one client can take per interval. */
-  recordMetrics(m: ClientMetricsPayload, source?: string): void {
-    if (!this.enabled || !m.bucket) return;
+  /**
+   * Whether a payload's chain shows it passed through this instance before (or is longer than any
+   * chain of instances): then it is dropped, counted (`loop`) and logged at most once a minute.
+   */
+  private cameBack(chain: readonly string[] | 'too long'): boolean {
+    if (chain !== 'too long' && !chain.includes(this.marker)) return false;
+    this.onDrop?.('loop');
+    this.loopLog.warn(
+      'client usage forwarded by this instance came back through a downstream instance: the upstreams form a loop (an instance whose upstream URL leads back here); that usage is dropped',
+      'loop',
+    );
+    return true;
+  }
+
+  /**
+   * `source`: the client's address; it bounds how many app slots one client can take per interval.
+   * `chain`: the markers of the instances of ours it passed through (none from an SDK).
+   */
+  recordMetrics(m: ClientMetricsPayload, source?: string, chain: readonly string[] | 'too long' = []): void {
+    if (!this.enabled || !m.bucket || this.cameBack(chain)) return;
     this.aggregator.add(
       {
         appName: m.appName,
@@ -77,13 +103,18 @@ export class ClientUsage {
         start: m.bucket.start,
         stop: m.bucket.stop,
         toggles: m.bucket.toggles,
+        ...(chain !== 'too long' && chain.length > 0 ? { chain } : {}),
       },
       source,
     );
   }
 
-  recordRegistration(r: ClientRegistrationPayload, source?: string): void {
-    if (!this.enabled) return;
+  recordRegistration(
+    r: ClientRegistrationPayload,
+    source?: string,
+    chain: readonly string[] | 'too long' = [],
+  ): void {
+    if (!this.enabled || this.cameBack(chain)) return;
     this.registrations.add(
       {
         appName: r.appName,
@@ -93,6 +124,7 @@ export class ClientUsage {
         strategies: r.strategies ?? [],
         started: r.started ?? undefined,
         interval: r.interval ?? undefined,
+        ...(chain !== 'too long' && chain.length > 0 ? { chain } : {}),
       },
       false,
       source,

@@ -2,6 +2,7 @@ import type { Logger } from '../../common/logging/logger';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log';
 import type { PendingRegistrations, Registration } from './pending-registrations';
 import type { UpstreamPath, UpstreamPost } from './upstream-transport';
+import { joinChains } from './usage-chain';
 import type { DropReason, UsageAggregator, UsageBucket } from './usage-aggregator';
 import { timerDelay } from '../../common/timers/timer-delay';
 
@@ -19,6 +20,8 @@ export interface ForwarderOptions {
   send: UpstreamPost;
   /** The proxy's instance id: forwarded buckets are sums over many client instances. */
   instanceId: string;
+  /** This instance's marker, added to the chain of everything it forwards (see `usage-chain.ts`). */
+  marker: string;
   /** Milliseconds between forwards; 0 never forwards on a timer (only on `flush()`). */
   intervalMs: number;
   /** Up to this many milliseconds are added at random to each interval. */
@@ -96,7 +99,7 @@ export class MetricsForwarder {
   private async forwardOnce(): Promise<void> {
     const registrations = this.opts.registrations.drain();
     await eachLimited(registrations, async (r) => {
-      const result = await this.send('client/register', r.appName, () => registrationBody(r));
+      const result = await this.send('client/register', r.appName, () => registrationBody(r), r.chain);
       if (result === 'refused') this.opts.onDrop?.('registration_refused');
       else if (result === 'accepted') return;
       else if (this.giveUp(r, 'client/register')) this.opts.onDrop?.('registration_undeliverable');
@@ -104,7 +107,7 @@ export class MetricsForwarder {
     });
     const buckets = this.opts.aggregator.drain();
     await eachLimited(buckets, async (b) => {
-      const result = await this.send('client/metrics', b.appName, () => this.metricsBody(b));
+      const result = await this.send('client/metrics', b.appName, () => this.metricsBody(b), b.chain);
       if (result === 'refused') this.opts.onDrop?.('metrics_refused');
       else if (result === 'accepted') return;
       else if (this.giveUp(b, 'client/metrics')) this.opts.onDrop?.('metrics_undeliverable');
@@ -126,10 +129,11 @@ export class MetricsForwarder {
     path: UpstreamPath,
     appName: string,
     body: () => Record<string, unknown>,
+    chain: readonly string[] | undefined,
   ): Promise<ForwardResult> {
     let result: ForwardResult;
     try {
-      const status = await this.opts.send(path, appName, body());
+      const status = await this.opts.send(path, appName, body(), joinChains(chain, [this.opts.marker]));
       result = status >= 200 && status < 300 ? 'accepted' : status >= 500 ? 'rejected' : 'refused';
       if (result === 'rejected') {
         this.log.warn(

@@ -12,6 +12,8 @@ export interface Registration {
   interval?: number;
   /** Forwards that failed (network error or 5xx) in a row; retried within a bound. */
   failures?: number;
+  /** Markers of the instances of ours it passed through (see `usage-chain.ts`). */
+  chain?: readonly string[];
 }
 
 export const DEFAULT_MAX_REGISTRATIONS = 1000;

@@ -5,6 +5,7 @@ import { jsonBody } from '../../common/http/json-body';
 import { describeIssues } from '../context/schemas';
 import type { ClientUsage } from './client-usage';
 import { clientMetricsSchema, clientRegistrationSchema } from './schemas';
+import { chainOf } from './usage-chain';
 
 export interface ClientMetricsRouterOptions {
   usage: ClientUsage;
@@ -35,7 +36,11 @@ export function clientMetricsRouter(opts: ClientMetricsRouterOptions): Router {
   const guard = [opts.auth, ...jsonBody(opts.maxBodySize)];
 
   const metrics: RequestHandler = (req, res) => {
-    (opts.usageOf?.(res) ?? opts.usage).recordMetrics(parse(clientMetricsSchema, req.body), sourceOf(req));
+    (opts.usageOf?.(res) ?? opts.usage).recordMetrics(
+      parse(clientMetricsSchema, req.body),
+      sourceOf(req),
+      chainOf(req.headers),
+    );
     res.status(202).end();
   };
   router.post('/client/metrics', ...guard, metrics);
@@ -45,6 +50,7 @@ export function clientMetricsRouter(opts: ClientMetricsRouterOptions): Router {
     (opts.usageOf?.(res) ?? opts.usage).recordRegistration(
       parse(clientRegistrationSchema, req.body),
       sourceOf(req),
+      chainOf(req.headers),
     );
     res.status(202).end();
   };

@@ -39,12 +39,21 @@ const count = z
   .nonnegative('must be a non-negative integer')
   .max(Number.MAX_SAFE_INTEGER, 'is too large');
 
+/**
+ * A lone surrogate (half of a UTF-16 pair) is no character: it cannot be written as UTF-8, so the
+ * upstream could never be sent it. Refused where names enter, never met while forwarding.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+const TEXT_MESSAGE = 'must be text (a lone surrogate is not)';
+const isText = (value: string): boolean => !LONE_SURROGATE.test(value);
+
 const name = (what: string) =>
   z
     .string({ error: `must be a non-empty ${what}` })
     .trim()
     .min(1, `must be a non-empty ${what}`)
-    .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`);
+    .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`)
+    .refine(isText, TEXT_MESSAGE);
 
 const optionalName = (what: string) => name(what).nullish();
 
@@ -53,7 +62,8 @@ const dataName = (what: string) =>
   z
     .string({ error: `must be a non-empty ${what}` })
     .min(1, `must be a non-empty ${what}`)
-    .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`);
+    .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`)
+    .refine(isText, TEXT_MESSAGE);
 
 export const toggleCountsSchema = z.object(
   {

@@ -1,14 +1,20 @@
 import { post } from '../upstream/sdk/modules';
 import type { HttpOptions } from '../upstream/sdk/types';
 import { upstreamHeaders } from '../transport/upstream-headers';
+import { CHAIN_HEADER } from './usage-chain';
 
 export type UpstreamPath = 'client/metrics' | 'client/register';
 
-/** Posts one JSON body to the upstream's client API; resolves with the HTTP status, rejects on network errors. */
+/**
+ * Posts one JSON body to the upstream's client API; resolves with the HTTP status, rejects on
+ * network errors. `chain`: the markers of the instances the body passed through, this one's last
+ * (see `usage-chain.ts`).
+ */
 export type UpstreamPost = (
   path: UpstreamPath,
   appName: string,
   body: Record<string, unknown>,
+  chain: readonly string[],
 ) => Promise<number>;
 
 export interface SdkTransportOptions {
@@ -43,14 +49,17 @@ export function headerAppName(appName: string): string {
  */
 export function sdkTransport(opts: SdkTransportOptions): UpstreamPost {
   const base = `${opts.flagsUrl.replace(/\/+$/, '')}/`;
-  return async (path, appName, body) => {
+  return async (path, appName, body, chain) => {
     const res: { status: number; text(): Promise<string> } = await post({
       url: `${base}${path}`,
       json: body,
       appName: headerAppName(appName),
       instanceId: opts.instanceId,
       interval: opts.metricsInterval,
-      headers: upstreamHeaders(opts.customHeaders, opts.flagsApiToken),
+      headers: {
+        ...upstreamHeaders(opts.customHeaders, opts.flagsApiToken),
+        [CHAIN_HEADER]: chain.join(','),
+      },
       timeout: opts.timeoutMs ?? 10_000,
       httpOptions: opts.httpOptions,
     });

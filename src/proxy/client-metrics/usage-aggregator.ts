@@ -16,6 +16,8 @@ export interface UsageBucket {
   toggles: Record<string, ToggleCounts>;
   /** Forwards of these counts that failed (network error or 5xx) in a row; they are retried within a bound. */
   failures?: number;
+  /** Markers of the instances of ours the counts passed through (see `usage-chain.ts`). */
+  chain?: readonly string[];
 }
 
 export interface UsageBounds {
@@ -51,7 +53,9 @@ export type DropReason =
   | 'metrics_refused'
   | 'registration_refused'
   | 'metrics_undeliverable'
-  | 'registration_undeliverable';
+  | 'registration_undeliverable'
+  /** Usage or a registration that passed through this instance before: the upstreams form a loop. */
+  | 'loop';
 
 /** One app's pending usage as `/internal-backstage/metricsbatch` shows it. */
 export interface PendingAppUsage {
@@ -82,6 +86,7 @@ interface AppAggregate {
   stop: number;
   toggles: Map<string, Counts>;
   failures: number;
+  chain: Set<string>;
 }
 
 /** How many new entries each client address opened since the last forward. */
@@ -137,12 +142,14 @@ export class UsageAggregator {
         stop: bucket.stop,
         toggles: new Map(),
         failures: 0,
+        chain: new Set(),
       };
       this.apps.set(key, app);
     }
     app.start = Math.min(app.start, bucket.start);
     app.stop = Math.max(app.stop, bucket.stop);
     app.failures = Math.max(app.failures, bucket.failures ?? 0);
+    for (const marker of bucket.chain ?? []) app.chain.add(marker);
     for (const [name, counts] of Object.entries(bucket.toggles)) this.addToggle(app, name, counts);
   }
 
@@ -182,6 +189,7 @@ export class UsageAggregator {
         start: app.start,
         stop: app.stop,
         ...(app.failures > 0 ? { failures: app.failures } : {}),
+        ...(app.chain.size > 0 ? { chain: [...app.chain].sort() } : {}),
         toggles: Object.fromEntries(
           [...app.toggles].map(([name, c]) => [
             name,

@@ -16,6 +16,16 @@ import {
 } from './proxy-parsers';
 import type { ContextEnricher } from './types';
 
+/** The largest `edgeValidateTokensPerSecond`. */
+export const MAX_EDGE_VALIDATE_TOKENS_PER_SECOND = 100_000;
+
+const edgeValidateBudget: p.Parser<number> = (value) => {
+  const n = p.wholeNumber(value);
+  if (n < 1 || n > MAX_EDGE_VALIDATE_TOKENS_PER_SECOND)
+    throw new p.ParseError(`must be from 1 to ${MAX_EDGE_VALIDATE_TOKENS_PER_SECOND} tokens per second`);
+  return n;
+};
+
 const isStrategy = (v: unknown): v is Strategy =>
   typeof v === 'object' &&
   v !== null &&
@@ -286,6 +296,13 @@ export const PROXY_OPTIONS: readonly OptionSpec[] = [
     parse: p.boolean,
     default: false,
     doc: 'Serve the OpenAPI JSON and UI under {prefix}/docs',
+  },
+  {
+    key: 'edgeValidateTokensPerSecond',
+    env: ['FLAGS_EDGE_VALIDATE_TOKENS_PER_SECOND'],
+    parse: edgeValidateBudget,
+    default: 250,
+    doc: `Tokens per second one client address may ask about through \`POST /edge/validate\` (at once: one second's worth, at least 250); past it 429 with \`Retry-After\`. From 1 to ${MAX_EDGE_VALIDATE_TOKENS_PER_SECOND}`,
   },
   {
     key: 'upstreamTokenValidation',

@@ -5,6 +5,7 @@ import { createLogger, type Logger, type LogLevel } from '../../common/logging/l
 import { scrubbingLogger, secretValues, urlPasswords } from '../../common/logging/redact';
 import { keyVaryOf } from '../auth/key-vary';
 import { resolveOffline } from '../offline/offline-config';
+import { configuredShortSecrets } from './short-secrets';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 import type { CidrRange } from '../access/address-list';
 import { contractOf, EDGE_PORT } from './contract';
@@ -251,6 +252,8 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     logger.info(`Configuration read under the reference Unleash proxy's names: ${aliases.join(', ')}`);
   }
   for (const warning of offline.warnings) logger.warn(warning);
+  const nameOf = (key: string): string => sources.get(key)?.name ?? key;
+  for (const line of configuredShortSecrets(get, nameOf, tokens)) logger.warn(line);
   if (
     get<string | undefined>('redisUrl') !== undefined &&
     get<string | undefined>('backupFolder') !== undefined
@@ -359,6 +362,7 @@ export function parseConfig(options: ProxyOptions = {}, env: Env = process.env):
     expCustomEnrichers: get('expCustomEnrichers'),
     upstreamTokenValidation: validates,
     tokenRevalidateInterval: ms('tokenRevalidateInterval', 'tokenRevalidationIntervalSeconds'),
+    edgeValidateTokensPerSecond: get('edgeValidateTokensPerSecond'),
     contract,
     tokensName: tokensSource?.name ?? (contract === 'edge' ? 'TOKENS' : 'FLAGS_API_TOKEN'),
     keysName:

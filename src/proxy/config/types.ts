@@ -84,6 +84,8 @@ export interface ProxyOptions {
   upstreamTokenValidation?: boolean;
   /** ms between revalidations of accepted tokens; also how long a refusal is remembered. */
   tokenRevalidateInterval?: number;
+  /** Tokens per second one address may ask about through `POST /edge/validate`. */
+  edgeValidateTokensPerSecond?: number;
   /** Unleash Edge's switches of the internal backstage (`DISABLE_*_ENDPOINT`). */
   disableMetricsEndpoint?: boolean;
   disableMetricsBatchEndpoint?: boolean;
@@ -204,6 +206,7 @@ export interface ProxyConfig {
   expCustomEnrichers: Array<string | ContextEnricher>;
   upstreamTokenValidation: boolean;
   tokenRevalidateInterval: number;
+  edgeValidateTokensPerSecond: number;
   /** Chosen by the names the proxy was configured by (see `contract.ts`). */
   contract: Contract;
   /** The name the upstream tokens were given under (`TOKENS`, `FLAGS_API_TOKEN`, …), for messages. */

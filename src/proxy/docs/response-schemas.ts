@@ -50,6 +50,7 @@ const ERROR_KINDS = [
   'NameExistsError',
   'PayloadTooLarge',
   'ContentTypeError',
+  'TooManyRequests',
   'InternalError',
   'EndpointDisabled',
   'NotReady',

@@ -11,6 +11,7 @@ import {
   type ClientMetricsPayload,
   type ClientRegistrationPayload,
 } from '../client-metrics/schemas';
+import { chainOf } from '../client-metrics/usage-chain';
 import { describeIssues } from '../context/schemas';
 import { scopeOf } from '../environments/require-scope';
 import { bulkMetricsSchema, type BulkMetrics } from './schemas';
@@ -118,8 +119,9 @@ export function bulkMetricsRouter(opts: BulkMetricsRouterOptions): Router {
     const { buckets, registrations } = bulkToBuckets(body, named);
     const usage = opts.usageOf(res);
     const source = sourceOf(req);
-    for (const r of registrations) usage.recordRegistration(r, source);
-    for (const b of buckets) usage.recordMetrics(b, source);
+    const chain = chainOf(req.headers);
+    for (const r of registrations) usage.recordRegistration(r, source, chain);
+    for (const b of buckets) usage.recordMetrics(b, source, chain);
     res.status(202).end();
   });
   return router;

@@ -1,12 +1,14 @@
 import { setMaxListeners } from 'node:events';
 import { Router } from 'express';
-import { ValidationError } from '../../common/errors/http-errors';
+import { TooManyRequests, ValidationError } from '../../common/errors/http-errors';
 import { jsonBody } from '../../common/http/json-body';
 import { describeIssues } from '../context/schemas';
 import type { ScopeServing } from '../environments/environment';
 import type { KeyKind, KeyScopes } from '../environments/key-scopes';
+import { ValidationCaller } from '../token-validation/token-validator';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 import { clientGone, retryAfter, ValidationUnavailable } from '../token-validation/validation-unavailable';
+import { budgetHolder, type AddressBudget } from './address-budget';
 import {
   EDGE_VALIDATE_BODY_LIMIT,
   MAX_TOKENS_PER_VALIDATION,
@@ -30,6 +32,7 @@ async function verdictOf(
   keys: KeyScopes,
   token: string,
   gone: () => AbortSignal,
+  caller: ValidationCaller,
 ): Promise<ValidatedEdgeToken | undefined | ValidationUnavailable> {
   const unknownKinds: KeyKind[] = [];
   for (const kind of KINDS) {
@@ -38,7 +41,7 @@ async function verdictOf(
     if (known === undefined) unknownKinds.push(kind);
   }
   for (const kind of unknownKinds) {
-    const serving = await keys.resolve(token, kind, gone);
+    const serving = await keys.resolve(token, kind, gone, caller);
     if (serving instanceof ValidationUnavailable) return serving;
     if (serving) return confirmation(token, kind, serving);
   }
@@ -52,9 +55,11 @@ async function verdictOf(
  * `TokenValidator` (batched, bounded, remembered) — with their type, environment and projects. A
  * token it cannot serve (unknown, refused, an environment it holds no upstream token for) is left
  * out; when the upstream could not be asked now the whole answer is a 503 with `Retry-After`, so
- * the caller does not remember a refusal.
+ * the caller does not remember a refusal. Each client address (an IPv6 /64) has a budget of tokens
+ * per second (`edgeValidateTokensPerSecond`): past it, 429 with `Retry-After`. The request is one
+ * caller of the validation queue, so its tokens never push out another caller's key.
  */
-export function edgeValidateRouter(keys: KeyScopes): Router {
+export function edgeValidateRouter(keys: KeyScopes, budget: AddressBudget): Router {
   const router = Router();
   router.post('/edge/validate', ...jsonBody(EDGE_VALIDATE_BODY_LIMIT), async (req, res, next) => {
     const parsed = validateTokensSchema.safeParse(req.body);
@@ -63,6 +68,18 @@ export function edgeValidateRouter(keys: KeyScopes): Router {
       return;
     }
     const tokens = [...new Set(parsed.data.tokens)].filter((t) => parseUnleashToken(t) !== undefined);
+    // each token costs what a request of its own to a frontend endpoint would: a guess
+    const address = budgetHolder(req.ip ?? req.socket.remoteAddress ?? '');
+    const wait = tokens.length === 0 ? 0 : budget.spend(address, tokens.length);
+    if (wait > 0) {
+      res.setHeader('Retry-After', String(wait));
+      next(
+        new TooManyRequests(
+          `Too many tokens asked about from this address: at most ${budget.perSecond} a second (${budget.burst} at once); retry after ${wait} s`,
+        ),
+      );
+      return;
+    }
     // one signal of the client going for every token it waits for: one listener on the response,
     // and one per waiting token on the signal (up to the request's token limit)
     let signal: AbortSignal | undefined;
@@ -73,7 +90,9 @@ export function edgeValidateRouter(keys: KeyScopes): Router {
       }
       return signal;
     };
-    const verdicts = await Promise.all(tokens.map((t) => verdictOf(keys, t, gone)));
+    // the request is one caller of the validation queue, however many tokens it carries
+    const caller = new ValidationCaller();
+    const verdicts = await Promise.all(tokens.map((t) => verdictOf(keys, t, gone, caller)));
     const unavailable = verdicts.find((v): v is ValidationUnavailable => v instanceof ValidationUnavailable);
     if (unavailable) {
       next(retryAfter(res, unavailable));

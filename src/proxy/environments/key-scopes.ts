@@ -1,7 +1,7 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { ConfigError } from '../../common/config/resolve';
 import { offlineProjects } from '../offline/offline-keys';
-import type { TokenValidator } from '../token-validation/token-validator';
+import type { TokenValidator, ValidationCaller } from '../token-validation/token-validator';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 import { ValidationUnavailable } from '../token-validation/validation-unavailable';
 import type { ScopeServing } from './environment';
@@ -119,16 +119,18 @@ export class KeyScopes {
   /**
    * The serving of a key, asking the upstream when needed; undefined when refused; a
    * `ValidationUnavailable` (503) when it could not be asked or did not answer. `gone` gives the
-   * signal of the client going (asked for only when the upstream must be waited for).
+   * signal of the client going (asked for only when the upstream must be waited for); `caller`
+   * the caller the request belongs to in the validation queue (by default, its own).
    */
   async resolve(
     key: string,
     kind: KeyKind,
     gone?: () => AbortSignal,
+    caller?: ValidationCaller,
   ): Promise<ScopeServing | ValidationUnavailable | undefined> {
     const known = this.known(key, kind);
     if (known !== undefined) return known ?? undefined;
-    const verdict = await this.options.validator?.check(key, gone?.());
+    const verdict = await this.options.validator?.check(key, gone?.(), caller);
     if (verdict instanceof ValidationUnavailable) return verdict;
     return verdict ? this.servingOf(verdict, kind) : undefined;
   }

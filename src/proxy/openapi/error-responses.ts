@@ -10,6 +10,10 @@ export const ERROR_RESPONSES: Record<ErrorKind, { status: number; description: s
   NameExistsError: { status: 409, description: 'Conflicts with an existing resource' },
   PayloadTooLarge: { status: 413, description: 'The request body is larger than maxBodySize' },
   ContentTypeError: { status: 415, description: 'The request body is not application/json' },
+  TooManyRequests: {
+    status: 429,
+    description: 'The caller is past its budget; retry after `Retry-After` seconds',
+  },
   InternalError: { status: 500, description: 'Unexpected failure; the error id is logged with the cause' },
   EndpointDisabled: { status: 501, description: 'The endpoint is switched off in the configuration' },
   NotReady: {
@@ -29,7 +33,7 @@ export function errorResponseComponents(errorSchemaRef: string): Record<string, 
   >) {
     components[errorComponentName(kind)] = {
       description,
-      ...(kind === 'NotReady'
+      ...(kind === 'NotReady' || kind === 'TooManyRequests'
         ? { headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } } }
         : {}),
       content: { 'application/json': { schema: { $ref: errorSchemaRef } } },

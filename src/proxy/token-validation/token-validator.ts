@@ -48,6 +48,10 @@ export const DEFAULT_VALIDATOR_LIMITS: TokenValidatorLimits = {
 /** The smallest body size the validator shrinks its batches to after 413 answers. */
 const MIN_BATCH_BYTES = 4 * 1024;
 
+/** Longest wait for an upstream's budget (429) within a revalidation round, and how many per batch. */
+const MAX_PACE_MS = 60_000;
+const MAX_PACES_PER_BATCH = 5;
+
 /** `{"tokens":[` and `]}`. */
 const BODY_OVERHEAD = 13;
 
@@ -62,9 +66,17 @@ export interface TokenValidatorOptions {
   limits?: Partial<TokenValidatorLimits>;
 }
 
+/**
+ * Who waits for tokens, for fairness: one request of the frontend API (one token), or one
+ * `/edge/validate` request however many tokens it carries. When the queue is full, the caller
+ * holding the most queued tokens gives one up; a batch takes the callers' tokens in turns.
+ */
+export class ValidationCaller {}
+
 /** One request waiting for a token's answer. */
 interface Waiter {
   readonly entry: Entry;
+  readonly caller: ValidationCaller;
   readonly resolve: (verdict: Verdict) => void;
   readonly timer: NodeJS.Timeout;
   readonly signal: AbortSignal | undefined;
@@ -78,6 +90,8 @@ interface Entry {
   readonly bytes: number;
   sent: boolean;
   readonly waiters: Set<Waiter>;
+  /** Waiters per caller. */
+  readonly callers: Map<ValidationCaller, number>;
 }
 
 /** What a call learned of one token. */
@@ -91,10 +105,12 @@ type Outcome =
 /**
  * The upstream's word on tokens nobody configured, remembered: accepted tokens (revalidated every
  * interval, dropped once the upstream stops confirming them) and refused ones (for one interval),
- * both bounded. Unknown tokens are queued (bounded; when full the oldest is shed) and asked about
- * in batches sized in bytes and tokens, newest first (LIFO), one call at a time (a second only
- * while a whole batch waits), spaced, so a flood of distinct wrong tokens costs the upstream a
- * bounded number of calls and a fresh token is still asked about in the next one. Only what the
+ * both bounded. Unknown tokens are queued (bounded; when full, the caller holding the most queued
+ * tokens gives up its oldest, so one request's tokens never push out another caller's key) and
+ * asked about in batches sized in bytes and tokens, the callers' tokens taken in turns, newest
+ * caller and newest token first (LIFO), one call at a time (a second only while a whole batch
+ * waits), spaced, so a flood of distinct wrong tokens costs the upstream a bounded number of calls
+ * and a fresh token is still asked about in the next one. Only what the
  * upstream answered is remembered: a token it could not answer about (or that found no place among
  * the bounded waiters) gets a 503 with `Retry-After`, never a refusal.
  */
@@ -105,8 +121,10 @@ export class TokenValidator {
   private readonly kept = new KeptTokens();
   /** Token → epoch ms until which it stays refused. */
   private readonly refused = new Map<string, number>();
-  /** Tokens waiting to be sent, oldest first. */
+  /** Tokens waiting to be sent. */
   private readonly queue = new Map<string, Entry>();
+  /** The queued tokens each caller waits for, oldest first; callers in the order they first queued. */
+  private readonly claims = new Map<ValidationCaller, Set<Entry>>();
   /** Tokens whose call is in flight. */
   private readonly sent = new Map<string, Entry>();
   private waiterCount = 0;
@@ -123,6 +141,8 @@ export class TokenValidator {
   private readonly warnings: RateLimitedLog;
   private closed = false;
   private revalidating = false;
+  /** Set when the last call was refused for the upstream's budget (429): ms it asked to wait. */
+  private pacedMs: number | undefined;
   /** Validation calls made (unknown tokens and revalidations): for metrics and tests. */
   calls = 0;
   /** Calls by result: answered (200), `too_large` (413, split and asked again), `failed`. */
@@ -203,8 +223,10 @@ export class TokenValidator {
    * The upstream's answer about a token, asked in a batch when unknown: the confirmation, `null`
    * when refused, or a `ValidationUnavailable` (503). `signal` aborts the wait (the client went):
    * the request stops being waited for, and a queued token nobody waits for any more is dropped.
+   * `caller`: the caller the request belongs to (one `/edge/validate` request for all its tokens);
+   * by default the request is a caller of its own.
    */
-  check(token: string, signal?: AbortSignal): Promise<Verdict> {
+  check(token: string, signal?: AbortSignal, caller = new ValidationCaller()): Promise<Verdict> {
     const known = this.known(token);
     if (known !== undefined) return Promise.resolve(known);
     if (this.closed) return Promise.resolve(this.unavailable('flags-proxy is shutting down'));
@@ -216,14 +238,15 @@ export class TokenValidator {
     if (this.waiterCount >= this.limits.maxWaiters)
       return Promise.resolve(this.refusedPlace('too many requests wait for validation'));
     if (entry === undefined) {
-      entry = { token, bytes: Buffer.byteLength(JSON.stringify(token)) + 1, sent: false, waiters: new Set() };
+      entry = {
+        token,
+        bytes: Buffer.byteLength(JSON.stringify(token)) + 1,
+        sent: false,
+        waiters: new Set(),
+        callers: new Map(),
+      };
       this.queue.set(token, entry);
       this.queuedBytes += entry.bytes;
-      while (this.queue.size > this.limits.maxQueued) this.shedOldest();
-    } else if (!entry.sent) {
-      // asked about again: the newest again
-      this.queue.delete(token);
-      this.queue.set(token, entry);
     }
     const joined = entry;
     const promise = new Promise<Verdict>((resolve) => {
@@ -236,58 +259,88 @@ export class TokenValidator {
         this.finish(waiter, this.unavailable('no answer in time'));
       }, this.limits.maxWaitMs);
       timer.unref();
-      const waiter: Waiter = { entry: joined, resolve, timer, signal, onAbort };
+      const waiter: Waiter = { entry: joined, caller, resolve, timer, signal, onAbort };
       signal?.addEventListener('abort', onAbort, { once: true });
       joined.waiters.add(waiter);
+      joined.callers.set(caller, (joined.callers.get(caller) ?? 0) + 1);
+      if (!joined.sent) this.claim(caller, joined);
       this.waiterCount += 1;
     });
+    while (this.queue.size > this.limits.maxQueued) {
+      if (!this.shedOne(undefined, 'too many keys wait for validation')) break;
+    }
     this.schedule();
     return promise;
   }
 
-  /** Sheds the oldest queued tokens (not `keep`) while every waiter place is taken. */
+  private claim(caller: ValidationCaller, entry: Entry): void {
+    let claimed = this.claims.get(caller);
+    if (claimed === undefined) this.claims.set(caller, (claimed = new Set()));
+    claimed.delete(entry); // asked about again: the newest again
+    claimed.add(entry);
+  }
+
+  private unclaim(caller: ValidationCaller, entry: Entry): void {
+    const claimed = this.claims.get(caller);
+    if (claimed?.delete(entry) && claimed.size === 0) this.claims.delete(caller);
+  }
+
+  /** Sheds queued tokens (not `keep`) while every waiter place is taken. */
   private makeRoomForWaiter(keep: Entry | undefined): void {
     while (this.waiterCount >= this.limits.maxWaiters) {
-      const oldest = this.oldestQueued(keep);
-      if (oldest === undefined) return;
-      this.drop(oldest, this.refusedPlace('too many requests wait for validation'));
+      if (!this.shedOne(keep, 'too many requests wait for validation')) return;
     }
   }
 
-  private shedOldest(): void {
-    const oldest = this.oldestQueued(undefined);
-    if (oldest !== undefined) this.drop(oldest, this.refusedPlace('too many keys wait for validation'));
-  }
-
-  private oldestQueued(except: Entry | undefined): Entry | undefined {
-    for (const entry of this.queue.values()) if (entry !== except) return entry;
-    return undefined;
-  }
-
-  /** Takes a queued token out of the queue, answering each of its waiters `verdict`. */
-  private drop(entry: Entry, verdict: Verdict): void {
-    this.dequeue(entry);
+  /**
+   * The caller holding the most queued tokens (the first to queue among equals) gives up its
+   * oldest one (not `keep`): its waiters for it get 503; the token leaves the queue when nobody
+   * else waits for it. False when there is nothing to shed.
+   */
+  private shedOne(keep: Entry | undefined, reason: string): boolean {
+    let largest: { caller: ValidationCaller; entry: Entry; size: number } | undefined;
+    for (const [caller, claimed] of this.claims) {
+      if (largest !== undefined && claimed.size <= largest.size) continue;
+      for (const entry of claimed) {
+        if (entry === keep) continue;
+        largest = { caller, entry, size: claimed.size };
+        break;
+      }
+    }
+    if (largest === undefined) return false;
+    const { caller, entry } = largest;
+    const verdict = this.refusedPlace(reason);
     for (const waiter of [...entry.waiters]) {
-      if (verdict instanceof ValidationUnavailable) this.shed += 1;
+      if (waiter.caller !== caller) continue;
+      this.shed += 1;
       this.finish(waiter, verdict);
     }
+    return true;
   }
 
   /** Answers one waiter and forgets it; a queued token nobody waits for any more leaves the queue. */
   private finish(waiter: Waiter, verdict: Verdict): void {
-    const { entry } = waiter;
+    const { entry, caller } = waiter;
     if (!entry.waiters.delete(waiter)) return;
     this.waiterCount -= 1;
     clearTimeout(waiter.timer);
     waiter.signal?.removeEventListener('abort', waiter.onAbort);
+    const left = (entry.callers.get(caller) ?? 1) - 1;
+    if (left > 0) entry.callers.set(caller, left);
+    else {
+      entry.callers.delete(caller);
+      this.unclaim(caller, entry);
+    }
     if (!entry.sent && entry.waiters.size === 0) this.dequeue(entry);
     waiter.resolve(verdict);
   }
 
+  /** Takes a token out of the queue (and out of its callers' claims). */
   private dequeue(entry: Entry): void {
     if (this.queue.get(entry.token) !== entry) return;
     this.queue.delete(entry.token);
     this.queuedBytes -= entry.bytes;
+    for (const caller of entry.callers.keys()) this.unclaim(caller, entry);
   }
 
   /**
@@ -329,18 +382,30 @@ export class TokenValidator {
     }, wait);
   }
 
-  /** The newest queued tokens that fit one call's body. */
+  /**
+   * Queued tokens that fit one call's body, taken from the callers in turns (one token of each
+   * caller per turn, the newest caller and its newest token first): a caller of one token is in
+   * the next call however many tokens another caller queued.
+   */
   private takeBatch(): Entry[] {
-    const batch: Entry[] = [];
+    const batch = new Set<Entry>();
     let bytes = BODY_OVERHEAD - 1;
-    const queued = [...this.queue.values()];
-    for (let i = queued.length - 1; i >= 0 && batch.length < this.limits.maxBatchTokens; i--) {
-      const entry = queued[i];
-      if (batch.length > 0 && bytes + entry.bytes > this.batchBytes) break;
-      bytes += entry.bytes;
-      batch.push(entry);
+    const lists = [...this.claims.values()].reverse().map((claimed) => [...claimed].reverse());
+    for (let turn = 0; batch.size < this.limits.maxBatchTokens; turn++) {
+      let more = false;
+      for (const list of lists) {
+        if (turn >= list.length) continue;
+        more = true;
+        const entry = list[turn];
+        if (batch.has(entry)) continue;
+        if (batch.size > 0 && bytes + entry.bytes > this.batchBytes) return [...batch];
+        bytes += entry.bytes;
+        batch.add(entry);
+        if (batch.size >= this.limits.maxBatchTokens) break;
+      }
+      if (!more) break;
     }
-    return batch;
+    return [...batch];
   }
 
   private async flush(): Promise<void> {
@@ -415,6 +480,7 @@ export class TokenValidator {
     tokens: readonly string[],
   ): Promise<Map<string, ValidatedToken> | 'too large' | 'failed'> {
     this.calls += 1;
+    this.pacedMs = undefined;
     try {
       const confirmed = await this.options.validate(tokens);
       const asked = new Set(tokens);
@@ -432,6 +498,8 @@ export class TokenValidator {
         return 'too large';
       }
       this.callResults.failed += 1;
+      if (err instanceof ValidationCallError && err.status === 429)
+        this.pacedMs = Math.min(MAX_PACE_MS, Math.max(1, err.retryAfterSeconds ?? 1) * 1000);
       const message = err instanceof Error ? err.message : String(err);
       this.warnings.warn(
         `upstream token validation failed; the keys asked about get 503 and stay unknown: ${message}`,
@@ -495,7 +563,13 @@ export class TokenValidator {
     try {
       for (const batch of this.batches([...this.accepted.keys()])) {
         if (this.closed) break;
-        const outcomes = await this.askAll(batch);
+        let outcomes = await this.askAll(batch);
+        // an upstream of ours past its budget for this address (429): wait as asked, then again
+        for (let paces = 0; this.pacedMs !== undefined && paces < MAX_PACES_PER_BATCH; paces++) {
+          await new Promise((resolve) => setTimeout(resolve, this.pacedMs).unref());
+          if (this.closed) break;
+          outcomes = await this.askAll(batch);
+        }
         if (batch.some((token) => outcomes.get(token)?.kind === 'failed')) break; // again next round
         for (const token of batch) {
           const outcome = outcomes.get(token);
@@ -520,6 +594,7 @@ export class TokenValidator {
     const closing = this.unavailable('flags-proxy is shutting down');
     for (const entry of [...this.queue.values(), ...this.sent.values()]) this.settle(entry, closing);
     this.queue.clear();
+    this.claims.clear();
     this.queuedBytes = 0;
   }
 }

@@ -22,6 +22,8 @@ export class ValidationCallError extends Error {
   constructor(
     message: string,
     readonly status?: number,
+    /** A 429's `Retry-After`, in seconds. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -77,8 +79,14 @@ export function validationClient(opts: ValidationClientOptions): ValidateTokens 
       httpOptions: opts.httpOptions,
     });
     const text = await res.text();
-    if (res.status !== 200)
-      throw new ValidationCallError(`token validation answered HTTP ${res.status}`, res.status);
+    if (res.status !== 200) {
+      const retryAfter = Number(res.headers.get('retry-after') ?? Number.NaN);
+      throw new ValidationCallError(
+        `token validation answered HTTP ${res.status}`,
+        res.status,
+        res.status === 429 && Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
+      );
+    }
     let json: unknown;
     try {
       json = JSON.parse(text);
