@@ -435,7 +435,7 @@ async function runScenario(features: Feature[], contexts: ClientContext[], steps
   const lastEtag = new Map<string, { etag: string; body: ExpectedToggle[] }>();
   try {
     for (const step of steps) {
-      // GET /proxy (the fast lane) for half of the enabled-only requests, POST (Express) otherwise
+      // GET /proxy (the front listener's raw GET path) for half of the enabled-only requests, POST (Express) otherwise
       const viaGet = step.selection.kind === 'enabled' && step.context !== 1;
       const drawn = contexts[step.context];
       const client: ClientContext =

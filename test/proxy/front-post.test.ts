@@ -14,7 +14,7 @@ import { LoopbackServers } from '../support/listen';
 import { CLIENT_KEY, expressRouted, readyProxyFor } from '../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../support/upstream';
 
-const RUNS = Number(process.env.POST_LANE_RUNS ?? 150);
+const RUNS = Number(process.env.POST_RUNS ?? 150);
 jest.setTimeout(120_000);
 
 const MAX_BODY = 2048;
@@ -53,19 +53,19 @@ const payload: FeaturesPayload = {
 const upstream = new TestUpstream(payload);
 const servers = new LoopbackServers();
 const apps: ProxyApp[] = [];
-let laneUrl = '';
+let listenerUrl = '';
 let expressUrl = '';
 /** Requests that reached Express's router through the listener of the first proxy. */
 let routed: string[] = [];
 
 beforeAll(async () => {
   await upstream.start();
-  const lane = await readyProxyFor(upstream, { maxBodySize: MAX_BODY });
+  const front = await readyProxyFor(upstream, { maxBodySize: MAX_BODY });
   const express = await readyProxyFor(upstream, { maxBodySize: MAX_BODY, trustProxy: true });
   expect(express.listener).toBe(express);
-  apps.push(lane, express);
-  routed = expressRouted(lane);
-  laneUrl = await servers.listen(lane.listener);
+  apps.push(front, express);
+  routed = expressRouted(front);
+  listenerUrl = await servers.listen(front.listener);
   expressUrl = await servers.listen(express);
 });
 afterAll(async () => {
@@ -117,7 +117,10 @@ function send(base: string, sent: Sent): Promise<Got> {
 
 /** Both proxies' answers to the same request. */
 async function both(sent: Sent): Promise<[Got, Got]> {
-  return [await within(send(laneUrl, sent), 'the listener'), await within(send(expressUrl, sent), 'Express')];
+  return [
+    await within(send(listenerUrl, sent), 'the listener'),
+    await within(send(expressUrl, sent), 'Express'),
+  ];
 }
 
 /** An answer that does not come is a failure of its own, not the test's time limit. */
@@ -222,8 +225,8 @@ describe('POST through the front', () => {
           if (typeof etag === 'string')
             request = { ...sent, headers: { ...sent.headers, 'if-none-match': etag } };
         }
-        const [lane, express] = await both(request);
-        expect(lane).toEqual(express);
+        const [viaListener, viaExpress] = await both(request);
+        expect(viaListener).toEqual(viaExpress);
         expect(routed).toEqual([]);
       }),
       { numRuns: RUNS },
@@ -231,7 +234,7 @@ describe('POST through the front', () => {
   });
 
   test('through the listener no request reaches Express: a good body, a malformed one and an invalid one are the front’s', async () => {
-    const ok = await send(laneUrl, {
+    const ok = await send(listenerUrl, {
       path: '/proxy',
       headers: { 'content-type': 'application/json', authorization: CLIENT_KEY, 'content-length': '28' },
       body: [Buffer.from('{"context":{"userId":"u1"}}\n')],
@@ -241,14 +244,14 @@ describe('POST through the front', () => {
     expect(names).toEqual(expect.arrayContaining(['by-user', 'everyone']));
     expect(routed).toEqual([]);
 
-    const bad = await send(laneUrl, {
+    const bad = await send(listenerUrl, {
       path: '/proxy',
       headers: { 'content-type': 'application/json', authorization: CLIENT_KEY, 'content-length': '11' },
       body: [Buffer.from('{"context":')],
     });
     expect(bad.status).toBe(400);
     expect(JSON.parse(bad.body)).toMatchObject({ name: 'ValidationError' });
-    const invalid = await send(laneUrl, {
+    const invalid = await send(listenerUrl, {
       path: '/proxy',
       headers: { 'content-type': 'application/json', authorization: CLIENT_KEY, 'content-length': '24' },
       body: [Buffer.from('{"context":{"userId":[]}')],

@@ -33,7 +33,7 @@ import {
   type Sent,
 } from './bulk-requests';
 
-const RUNS = Number(process.env.OFREP_LANE_RUNS ?? 150);
+const RUNS = Number(process.env.OFREP_BULK_RUNS ?? 150);
 jest.setTimeout(180_000);
 
 const COMMON: ProxyOptions = {
@@ -55,7 +55,7 @@ const DEV: FeaturesPayload = {
 };
 const PROD: FeaturesPayload = { ...payload, features: payload.features.slice(0, 3) };
 
-/** A proxy with the lane and one without, and what reached each one's router. */
+/** A proxy served through its listener and one served by the Express app, and what reached each one's router. */
 interface Pair {
   name: string;
   /** Base path of both proxies. */
@@ -63,7 +63,7 @@ interface Pair {
   /** The headers a key is read from, the configured one first. */
   keyHeaders: readonly string[];
   keys: KeyChoice;
-  lane: Side;
+  listener: Side;
   express: Side;
 }
 
@@ -106,7 +106,7 @@ async function pair(
     prefix: options.proxyBasePath ?? '',
     keyHeaders,
     keys,
-    lane: await side(up, { ...COMMON, ...options }, 'listener'),
+    listener: await side(up, { ...COMMON, ...options }, 'listener'),
     express: await side(up, { ...COMMON, ...options, trustProxy: true }, 'express'),
   };
 }
@@ -143,7 +143,7 @@ async function requestCounts(app: ProxyApp): Promise<string[]> {
 async function both(p: Pair, sent: Sent): Promise<[Got, Got]> {
   const at = { ...sent, path: `${p.prefix}${sent.path}` };
   return [
-    await within(send(p.lane.url, at, p.lane.agent), 'the listener'),
+    await within(send(p.listener.url, at, p.listener.agent), 'the listener'),
     await within(send(p.express.url, at, p.express.agent), 'Express'),
   ];
 }
@@ -158,9 +158,9 @@ function within<T>(answer: Promise<T>, who: string): Promise<T> {
 }
 
 /** Runs the differential on one pair; gives how many requests the front answered without Express. */
-async function differential(p: Pair): Promise<{ sent: number; answeredByLane: number }> {
+async function differential(p: Pair): Promise<{ sent: number; answeredByFront: number }> {
   let sent = 0;
-  const routedBefore = p.lane.routed.length;
+  const routedBefore = p.listener.routed.length;
   await fc.assert(
     fc.asyncProperty(sentArb(p.keyHeaders, p.keys), fc.boolean(), async (request, revalidate) => {
       let asked = request;
@@ -172,33 +172,36 @@ async function differential(p: Pair): Promise<{ sent: number; answeredByLane: nu
         if (typeof etag === 'string')
           asked = { ...request, headers: { ...request.headers, 'if-none-match': etag } };
       }
-      const [lane, express] = await both(p, asked);
+      const [viaListener, viaExpress] = await both(p, asked);
       sent += 1;
-      expect(lane).toEqual(express);
+      expect(viaListener).toEqual(viaExpress);
     }),
     { numRuns: RUNS },
   );
   // Express routes every request it is given; both count the same requests under the same labels
   expect(p.express.routed.length).toBe(sent);
   await waitFor(async () => {
-    const [lane, express] = await Promise.all([requestCounts(p.lane.app), requestCounts(p.express.app)]);
-    return lane.length > 0 && JSON.stringify(lane) === JSON.stringify(express);
+    const [listener, express] = await Promise.all([
+      requestCounts(p.listener.app),
+      requestCounts(p.express.app),
+    ]);
+    return listener.length > 0 && JSON.stringify(listener) === JSON.stringify(express);
   }).catch(async () => {
-    expect(await requestCounts(p.lane.app)).toEqual(await requestCounts(p.express.app));
+    expect(await requestCounts(p.listener.app)).toEqual(await requestCounts(p.express.app));
   });
   // through the listener only the one path no endpoint serves (OFREP's 404) reached Express
-  expect(new Set(p.lane.routed.slice(routedBefore))).toEqual(
-    new Set(p.lane.routed.length > routedBefore ? [`${p.prefix}/ofrep/v1/evaluate`] : []),
+  expect(new Set(p.listener.routed.slice(routedBefore))).toEqual(
+    new Set(p.listener.routed.length > routedBefore ? [`${p.prefix}/ofrep/v1/evaluate`] : []),
   );
-  return { sent, answeredByLane: sent - (p.lane.routed.length - routedBefore) };
+  return { sent, answeredByFront: sent - (p.listener.routed.length - routedBefore) };
 }
 
 describe('OFREP bulk through the front', () => {
   test('answers every request through the listener as through Express: same status, headers, body and request series', async () => {
     const p = await pair('default', upstream, {}, ['authorization', 'x-api-key']);
-    const { sent, answeredByLane } = await differential(p);
+    const { sent, answeredByFront } = await differential(p);
     // not a vacuous comparison: through the listener the front answered all but the 404s itself
-    expect(answeredByLane).toBeGreaterThan(sent * 0.8);
+    expect(answeredByFront).toBeGreaterThan(sent * 0.8);
   });
 
   test('the same with another key header and a base path (Authorization and X-API-Key are other candidates there)', async () => {
@@ -208,8 +211,8 @@ describe('OFREP bulk through the front', () => {
       { clientKeysHeaderName: 'x-client-key', proxyBasePath: '/edge' },
       ['x-client-key', 'authorization', 'x-api-key'],
     );
-    const { sent, answeredByLane } = await differential(p);
-    expect(answeredByLane).toBeGreaterThan(sent * 0.8);
+    const { sent, answeredByFront } = await differential(p);
+    expect(answeredByFront).toBeGreaterThan(sent * 0.8);
   });
 
   test('the same with environments: configured keys of each, keys the upstream is asked about, a project view', async () => {
@@ -226,8 +229,8 @@ describe('OFREP bulk through the front', () => {
         bad: [BE_DEV, '*:development.unknown-1', 'dev-key@development', SERVER_TOKEN, 'Bearer'],
       },
     );
-    const { sent, answeredByLane } = await differential(p);
-    expect(answeredByLane).toBeGreaterThan(sent * 0.8);
+    const { sent, answeredByFront } = await differential(p);
+    expect(answeredByFront).toBeGreaterThan(sent * 0.8);
   });
 
   test('through the listener no request reaches Express, good or refused, and each is counted under the same route label', async () => {
@@ -259,7 +262,7 @@ describe('OFREP bulk through the front', () => {
       'if-none-match': String(ok.headers.etag),
     });
     expect(notModified.status).toBe(304);
-    expect(p.lane.routed).toEqual([]);
+    expect(p.listener.routed).toEqual([]);
 
     // the front's too: a key in X-API-Key only, bad JSON, an invalid context, a wrong key
     const [apiKey] = await post(context, { 'x-api-key': CLIENT_KEY });
@@ -272,9 +275,9 @@ describe('OFREP bulk through the front', () => {
     expect(JSON.parse(invalid.body)).toMatchObject({ errorCode: 'INVALID_CONTEXT' });
     const [wrong] = await post(context, { authorization: 'wrong' });
     expect(wrong).toMatchObject({ status: 401, body: '' });
-    expect(p.lane.routed).toEqual([]);
+    expect(p.listener.routed).toEqual([]);
 
-    const counts = await requestCounts(p.lane.app);
+    const counts = await requestCounts(p.listener.app);
     expect(counts).toEqual(await requestCounts(p.express.app));
     expect(counts).toEqual(
       expect.arrayContaining([
