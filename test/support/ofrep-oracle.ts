@@ -63,6 +63,21 @@ function reasonOf(s: Strategy, f: Feature): string {
   return 'TARGETING_MATCH'; // userWithId, remoteAddress
 }
 
+/**
+ * docs/api.md: a toggle whose shape would make evaluation throw is quarantined (OFREP: `GENERAL`).
+ * Of those shapes, the OFREP tests write one: a strategy with variants but no `parameters` (the SDK
+ * reads `parameters.groupId` for them); and a toggle depending on a quarantined one is quarantined.
+ */
+function quarantined(f: Feature, all: Feature[], seen = new Set<string>()): boolean {
+  if (seen.has(f.name)) return false;
+  seen.add(f.name);
+  if (f.strategies.some((s) => (s.variants?.length ?? 0) > 0 && s.parameters === undefined)) return true;
+  return (f.dependencies ?? []).some((d) => {
+    const parent = all.find((x) => x.name === (d as { feature?: string }).feature);
+    return parent !== undefined && quarantined(parent, all, seen);
+  });
+}
+
 /** What OFREP answers for one flag, written from the docs over the plain SDK's evaluation. */
 export function ofrepOracle(
   features: Feature[],
@@ -73,6 +88,8 @@ export function ofrepOracle(
   return (name) => {
     const f = features.find((x) => x.name === name);
     if (!f) return undefined;
+    if (quarantined(f, features))
+      return { key: name, errorCode: 'GENERAL', errorDetails: expect.any(String) as unknown };
     const answer = whole(name, context);
     if (answer === 'threw') throw new Error(`the plain SDK threw on ${name}`);
     const common = {
