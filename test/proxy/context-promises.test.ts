@@ -8,7 +8,7 @@ import { TestUpstream } from '../support/upstream';
 
 // README "Context": a parameter given twice is a 400 naming it; so is a field that is not data
 // (`__proto__`, `constructor`) and a query past the parameter limit; an empty JSON body is a 400.
-// The same on every entry: the raw fast lane (GET without enrichers), Express (with `trustProxy`
+// The same on every entry: the front listener's raw GET path (no enrichers), Express (with `trustProxy`
 // every GET goes through it), the frontend API and OFREP.
 
 let upstream: TestUpstream;

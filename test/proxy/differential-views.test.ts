@@ -1,7 +1,7 @@
 /**
  * Differential test of project views (keys limited to some projects of an environment): for random
  * dependency graphs across projects, what the proxy answers a project-limited key on every
- * evaluation path (GET /proxy through the raw lane, POST /proxy/all, POST /api/frontend, OFREP bulk
+ * evaluation path (GET /proxy through the front listener's raw GET path, POST /proxy/all, POST /api/frontend, OFREP bulk
  * and single) equals plain SDK evaluation over the WHOLE environment (a parent in another project
  * counts, as the SDK evaluates it), limited to the view's toggles; users are asked in a different
  * order on each path; an ETag given to one user is never a 304 for another unless the answers are
@@ -406,7 +406,7 @@ async function runScenario(features: Feature[], users: User[], orders: Orders): 
       const expected = users.map((u) => visible.map((f) => plainEvaluate(plain, f, contextOf(u))));
       for (const [p, path] of PATHS.entries()) {
         const [first, second, etagOf] = orders[v][p];
-        // the raw GET lane's connection memo: every GET of a key on one keep-alive connection
+        // the raw GET path's connection memo: every GET of a key on one keep-alive connection
         const connection = new http.Agent({ keepAlive: true, maxSockets: 1 });
         const given: { etag: string; body: unknown }[] = [];
         const ask = async (u: number, ifNoneMatch: string | undefined) => {

@@ -431,11 +431,13 @@ async function runScenario(features: Feature[], contexts: ClientContext[], steps
   const sortedNames = features.map((f) => f.name).sort();
   const expectedCounts = new Map<string, UsageCounts>();
   const chancyNames = new Set<string>();
+  /** Toggles whose plain evaluation threw at least once (chance may decide whether the throwing strategy is reached). */
+  const threwNames = new Set<string>();
   const evaluations = new Map<string, number>();
   const lastEtag = new Map<string, { etag: string; body: ExpectedToggle[] }>();
   try {
     for (const step of steps) {
-      // GET /proxy (the fast lane) for half of the enabled-only requests, POST (Express) otherwise
+      // GET /proxy (the front listener's raw GET path) for half of the enabled-only requests, POST (Express) otherwise
       const viaGet = step.selection.kind === 'enabled' && step.context !== 1;
       const drawn = contexts[step.context];
       const client: ClientContext =
@@ -453,7 +455,10 @@ async function runScenario(features: Feature[], contexts: ClientContext[], steps
           if (!f) continue;
           evaluations.set(t.name, (evaluations.get(t.name) ?? 0) + 1);
           if (chancy(f, context, byName)) chancyNames.add(t.name);
-          if (!counted) continue;
+          if (!counted) {
+            threwNames.add(t.name);
+            continue;
+          }
           const c = expectedCounts.get(t.name) ?? { yes: 0, no: 0, variants: {} };
           if (t.enabled) c.yes += 1;
           else c.no += 1;
@@ -534,8 +539,10 @@ async function runScenario(features: Feature[], contexts: ClientContext[], steps
   expect(certain(actual.keys())).toEqual(certain(expectedCounts.keys()));
   for (const [name, got] of actual) {
     if (chancyNames.has(name)) {
-      // chance decides yes/no, the variant, and whether a throwing strategy is reached at all
-      expect(got.yes + got.no).toBeLessThanOrEqual(evaluations.get(name) ?? 0);
+      // chance decides yes/no and the variant (their shares: 'random rollouts' below), not how
+      // many evaluations are counted: one per evaluation, unless a throwing strategy may be reached
+      if (threwNames.has(name)) expect(got.yes + got.no).toBeLessThanOrEqual(evaluations.get(name) ?? 0);
+      else expect({ name, counted: got.yes + got.no }).toEqual({ name, counted: evaluations.get(name) ?? 0 });
     } else {
       expect({ name, ...got }).toEqual({ name, ...expectedCounts.get(name) });
     }
@@ -550,5 +557,153 @@ describe('optimised evaluation equals plain SDK evaluation', () => {
       ),
       { numRuns: RUNS },
     );
+  });
+});
+
+/* ---------- chance, checked statistically ---------- */
+
+/** Requests of the statistical test: each evaluates every random toggle once. */
+const CHANCE_REQUESTS = 3000;
+
+/** Random rollouts and a random variant split, each with the share the definitions give it. */
+const CHANCE_FEATURES: Feature[] = [
+  {
+    name: 'random-30',
+    enabled: true,
+    impressionData: false,
+    strategies: [{ name: 'gradualRolloutRandom', parameters: { percentage: '30', groupId: 'g' } }],
+  },
+  {
+    name: 'random-1',
+    enabled: true,
+    impressionData: false,
+    strategies: [{ name: 'gradualRolloutRandom', parameters: { percentage: '1', groupId: 'g' } }],
+  },
+  {
+    name: 'flexible-random-70',
+    enabled: true,
+    impressionData: false,
+    strategies: [
+      { name: 'flexibleRollout', parameters: { rollout: '70', stickiness: 'random', groupId: 'g' } },
+    ],
+  },
+  {
+    name: 'random-50-for-pro',
+    enabled: true,
+    impressionData: false,
+    strategies: [
+      {
+        name: 'gradualRolloutRandom',
+        parameters: { percentage: '50', groupId: 'g' },
+        constraints: [{ contextName: 'plan', operator: 'IN', values: ['pro'] }],
+      },
+    ],
+  },
+  {
+    name: 'random-split',
+    enabled: true,
+    impressionData: false,
+    strategies: [{ name: 'default' }],
+    variants: [
+      { name: 'a', weight: 300, stickiness: 'random' },
+      { name: 'b', weight: 700, stickiness: 'random' },
+    ],
+  },
+];
+
+/** The share each random toggle is enabled for (of the requests it applies to), by its definition. */
+const CHANCE_SHARES: Record<string, number> = {
+  'random-30': 0.3,
+  'random-1': 0.01,
+  'flexible-random-70': 0.7,
+  'random-50-for-pro': 0.5,
+};
+
+/**
+ * p̂ lies within p ± 5σ (σ = √(p(1−p)/n)): a binomial share falls outside that about once in
+ * 1.7 million runs, so the check does not flake, yet a share off by 5 points or more (n = 3000, p = 0.3: 5σ ≈ 4.2 points) fails it.
+ */
+function expectShare(what: string, hits: number, n: number, p: number): void {
+  const sigma = Math.sqrt((p * (1 - p)) / n);
+  const share = hits / n;
+  const within = Math.abs(share - p) <= 5 * sigma;
+  expect({ what, share, p, n, within }).toEqual({ what, share, p, n, within: true });
+}
+
+describe('random rollouts', () => {
+  test('enable a share within binomial bounds of their percentage over thousands of users, and report one usage count per evaluation', async () => {
+    const upstream = await new TestUpstream({ version: 2, features: CHANCE_FEATURES, segments: [] }).start();
+    const app = await readyProxyFor(upstream, { flagsAppName: APP_NAME, enableAllEndpoint: true });
+    const { server, url } = await listenOnLoopback(app);
+    const connection = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    const enabled = new Map<string, number>();
+    let variantA = 0;
+    let pro = 0;
+    const seen = (name: string) => enabled.set(name, (enabled.get(name) ?? 0) + 1);
+    try {
+      for (let start = 0; start < CHANCE_REQUESTS; start += 50) {
+        const batch = Array.from({ length: Math.min(50, CHANCE_REQUESTS - start) }, (_, j) => start + j);
+        const answers = await Promise.all(
+          batch.map(async (i) => {
+            const plan = i % 2 === 0 ? 'pro' : 'free';
+            // half through the front listener's raw GET path (enabled toggles), half POST /proxy/all
+            const res =
+              i % 4 < 2
+                ? await request(url)
+                    .get(`/proxy?userId=user-${i}&plan=${plan}`)
+                    .agent(connection)
+                    .set('Authorization', CLIENT_KEY)
+                : await request(url)
+                    .post('/proxy/all')
+                    .set('Authorization', CLIENT_KEY)
+                    .send({ context: { userId: `user-${i}`, properties: { plan } } });
+            expect(res.status).toBe(200);
+            return { plan, toggles: (res.body as { toggles: ExpectedToggle[] }).toggles };
+          }),
+        );
+        for (const { plan, toggles } of answers) {
+          if (plan === 'pro') pro += 1;
+          for (const t of toggles) {
+            if (!t.enabled) continue;
+            seen(t.name);
+            if (t.name === 'random-50-for-pro') expect(plan).toBe('pro');
+            if (t.name === 'random-split' && t.variant.name === 'a') variantA += 1;
+          }
+        }
+      }
+    } finally {
+      connection.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await app.close();
+      await upstream.stop();
+    }
+    const n = CHANCE_REQUESTS;
+    for (const [name, p] of Object.entries(CHANCE_SHARES))
+      expectShare(name, enabled.get(name) ?? 0, name === 'random-50-for-pro' ? pro : n, p);
+    expect(enabled.get('random-split')).toBe(n);
+    expectShare('variant a of random-split', variantA, n, 0.3);
+
+    // what the proxy reported upstream: every evaluation counted once, and the yes it answered
+    const reported = new Map<string, UsageCounts>();
+    for (const r of upstream.posted('/api/client/metrics')) {
+      const toggles = (r.body as { bucket: { toggles: Record<string, UsageCounts> } }).bucket.toggles;
+      for (const [name, c] of Object.entries(toggles)) {
+        const a = reported.get(name) ?? { yes: 0, no: 0, variants: {} };
+        a.yes += c.yes;
+        a.no += c.no;
+        for (const [v, k] of Object.entries(c.variants ?? {})) a.variants[v] = (a.variants[v] ?? 0) + k;
+        reported.set(name, a);
+      }
+    }
+    for (const f of CHANCE_FEATURES) {
+      const got = reported.get(f.name);
+      const yes = enabled.get(f.name) ?? 0;
+      expect({ name: f.name, yes: got?.yes, evaluations: (got?.yes ?? 0) + (got?.no ?? 0) }).toEqual({
+        name: f.name,
+        yes,
+        evaluations: n,
+      });
+    }
+    expect(reported.get('random-split')?.variants).toEqual({ a: variantA, b: n - variantA });
   });
 });

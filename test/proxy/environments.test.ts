@@ -253,7 +253,7 @@ describe('readiness per environment at start-up', () => {
       'shared-flag',
       'shop-flag',
     ]);
-    // every path a staging key can take answers 503 (the fast lanes hand it to Express)
+    // every path a staging key can take answers 503 (the front listener hands it to Express)
     for (const [path, method, body] of [
       ['/proxy', 'GET', undefined],
       ['/api/frontend', 'POST', '{"context":{}}'],

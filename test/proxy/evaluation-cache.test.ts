@@ -283,11 +283,11 @@ describe('GET /proxy through the listener and through Express', () => {
     );
     // more than 1 KB of toggles, so the compression middleware has something to compress
     upstream.setFeatures({ version: 2, features: [...features, ...extra] });
-    const lane = await readyProxyFor(upstream, {});
+    const front = await readyProxyFor(upstream, {});
     // trustProxy sends every request through Express; without X-Forwarded-For the context is the same
     const express = await readyProxyFor(upstream, { trustProxy: true });
-    apps.push(lane, express);
-    const routed = expressRouted(lane);
+    apps.push(front, express);
+    const routed = expressRouted(front);
     const cases: { path: string; headers: Record<string, string> }[] = [
       { path: '/proxy?userId=u1&plan=pro', headers: { authorization: CLIENT_KEY } },
       {
@@ -302,7 +302,7 @@ describe('GET /proxy through the listener and through Express', () => {
     for (const c of cases) {
       for (let i = 0; i < 3; i += 1) {
         const [a, b] = await Promise.all(
-          [lane.listener, express].map((app) => request(app).get(c.path).set(c.headers)),
+          [front.listener, express].map((app) => request(app).get(c.path).set(c.headers)),
         );
         expect([c.path, a.status, strip(a.headers)]).toEqual([c.path, b.status, strip(b.headers)]);
         if (a.status === 200) expect(a.text).toBe(b.text);
@@ -311,7 +311,7 @@ describe('GET /proxy through the listener and through Express', () => {
         else expect(Object.keys(a.body as object).sort()).toEqual(Object.keys(b.body as object).sort());
         if (a.headers.etag) {
           const [ra, rb] = await Promise.all(
-            [lane.listener, express].map((app) =>
+            [front.listener, express].map((app) =>
               request(app).get(c.path).set(c.headers).set('If-None-Match', String(a.headers.etag)),
             ),
           );
@@ -326,7 +326,7 @@ describe('GET /proxy through the listener and through Express', () => {
         .split('\n')
         .filter((l) => l.startsWith('flags_proxy_http_requests_total'))
         .sort();
-    expect(await scrape(lane)).toEqual(await scrape(express));
+    expect(await scrape(front)).toEqual(await scrape(express));
   });
 });
 

@@ -262,20 +262,20 @@ describe('the front and CORS', () => {
   )(
     'answers 200 and 304 through the listener with the headers it gives through Express, for cors %s',
     async (_name, cors) => {
-      const lane = await readyProxyFor(upstream, { cors });
+      const front = await readyProxyFor(upstream, { cors });
       // trustProxy sends every request through Express; without X-Forwarded-For the context is the same
       const express = await readyProxyFor(upstream, { cors, trustProxy: true });
-      apps.push(lane, express);
-      const routed = expressRouted(lane);
+      apps.push(front, express);
+      const routed = expressRouted(front);
       for (const origin of origins) {
         const headers: Record<string, string> = { authorization: CLIENT_KEY, ...(origin ? { origin } : {}) };
         const [a, b] = await Promise.all(
-          [lane.listener, express].map((app) => request(app).get('/proxy?userId=u1').set(headers)),
+          [front.listener, express].map((app) => request(app).get('/proxy?userId=u1').set(headers)),
         );
         expect([origin, a.status, strip(a.headers)]).toEqual([origin, b.status, strip(b.headers)]);
         expect(a.status).toBe(200);
         const [ra, rb] = await Promise.all(
-          [lane.listener, express].map((app) =>
+          [front.listener, express].map((app) =>
             request(app).get('/proxy?userId=u1').set(headers).set('If-None-Match', String(a.headers.etag)),
           ),
         );
