@@ -108,6 +108,31 @@ describe('requests the client got wrong are 4xx, never 500, and log no error lin
     expect(res.status).toBe(401);
   });
 
+  test('a body in UTF-16 that decodes to no text is an empty body (400), not an empty context', async () => {
+    for (const path of ['/proxy', '/api/frontend']) {
+      const res = await send(
+        'POST',
+        path,
+        { authorization: CLIENT_KEY, 'content-type': 'application/json; charset=utf-16' },
+        Buffer.from([0x7b]),
+      );
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.text)).toMatchObject({
+        name: 'ValidationError',
+        message: expect.stringMatching(/empty/),
+      });
+      // the same context in UTF-16, whole, is read
+      const whole = await send(
+        'POST',
+        path,
+        { authorization: CLIENT_KEY, 'content-type': 'application/json; charset=utf-16le' },
+        Buffer.from('{"context":{"userId":"7"}}', 'utf16le'),
+      );
+      expect(whole.status).toBe(200);
+    }
+    expect(loud()).toEqual([]);
+  });
+
   test('a query value with a bad escape is taken literally, like URLSearchParams, on every GET path', async () => {
     for (const path of ['/proxy', '/api/frontend']) {
       const bad = await request(app)

@@ -30,13 +30,28 @@ export function jsonBody(limit: number): NodeMiddleware[] {
     limit,
     strict: true,
     verify: (req, _res, buf) => {
-      if (buf.length === 0) emptyBodies.add(req);
+      if (buf.length === 0 || decodesToNothing(req, buf)) emptyBodies.add(req);
     },
   }) as unknown as NodeMiddleware; // connect-style: Node's request API only
   const refuseEmpty: NodeMiddleware = (req, _res, next) => {
     next(emptyBodies.has(req) ? new ValidationError(EMPTY) : undefined);
   };
   return [requireJson, parse, refuseEmpty];
+}
+
+/**
+ * True for a UTF-16 body whose bytes hold no text at all (one byte, or white space): the Express
+ * parser drops an incomplete last code unit and would take it for an empty object rather than an
+ * empty body.
+ */
+function decodesToNothing(req: IncomingMessage, buf: Buffer): boolean {
+  const charset = /;\s*charset="?([^";\s]+)"?/i.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+  if (charset === undefined || !/^(utf-?16(le|be)?|ucs-?2)$/.test(charset)) return false;
+  const whole = buf.subarray(0, buf.length - (buf.length % 2));
+  const text = charset.endsWith('be')
+    ? Buffer.from(whole).swap16().toString('utf16le')
+    : whole.toString('utf16le');
+  return text.replace(/^\ufeff/, '').trim() === '';
 }
 
 function mediaType(contentType: string): string {

@@ -83,7 +83,7 @@ describe('{base}/internal-backstage/status.json', () => {
       [ODD_NAME, true, 3, 'ok'],
     ]);
     expect(report.environments[0].tokens?.[0]).toEqual({
-      token: '*:development.status****5b71c2',
+      token: '*:development.****',
       type: 'client',
       environment: 'development',
       projects: ['*'],
