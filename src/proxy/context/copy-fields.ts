@@ -7,7 +7,7 @@
  * Why not the spread itself: on Node 20, `{ ...staticContext, ...context }` costs ~2.4 µs and
  * `{ ...context, environment, remoteAddress }` ~1 µs (V8 leaves its fast clone path when the
  * second object repeats a key or properties follow the spread), against ~0.15 µs for this loop;
- * every evaluation request makes two such copies. `test/proxy/context-copy.test.ts` compares the
+ * every evaluation request makes two such copies. `test/proxy/context/copy-fields.test.ts` compares the
  * two on random objects.
  */
 export function copyFields<T extends object>(

@@ -35,7 +35,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
  * its fields back as they are: an object whose every field is a string or null (`remoteAddress`
  * anything), with `properties` absent, null or an object of strings and nulls. That is what
  * clients send, and then the schema's run (~5 µs) is skipped; anything else goes through the schema,
- * which converts numbers and booleans and names what is wrong. `test/proxy/context-fast-accept.test.ts`
+ * which converts numbers and booleans and names what is wrong. `test/proxy/context/fast-accept.test.ts`
  * checks on random input that whatever this accepts the schemas accept with the same result.
  */
 export function isPlainContext(raw: unknown): raw is Readonly<Record<string, unknown>> {

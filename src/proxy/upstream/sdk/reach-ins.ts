@@ -9,7 +9,7 @@ import { buildHeaders, defaultStrategies, post, resolveBootstrapProvider } from 
  * on, one row each: what it is, what the proxy relies on, where. Each row's `check` looks at a real
  * SDK (`SdkInstance`: an `Unleash` built with a repository of the SDK's own class, as the proxy
  * builds it) and answers what is missing, or undefined when the SDK still has it.
- * test/proxy/sdk-contract.test.ts runs every check: run it after changing the pin.
+ * test/proxy/upstream/sdk-contract.test.ts runs every check: run it after changing the pin.
  * Types taken from `unleash-client/lib/...` are not listed: `sdk/types.ts` re-exports them and the
  * compiler checks them.
  */
