@@ -266,7 +266,7 @@ describe('proxy configuration', () => {
 });
 
 describe('documentation of the options', () => {
-  const root = path.resolve(__dirname, '../../../..');
+  const root = path.resolve(__dirname, '../../..');
 
   test('REDIRECT_HTTP_TO_HTTPS without TLS_ENABLE is refused; with it, accepted', () => {
     expect(

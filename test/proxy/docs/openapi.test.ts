@@ -7,7 +7,7 @@ import { sampleFeatures } from '../../support/fixtures';
 import { CLIENT_KEY, proxyFor, readyProxyFor } from '../../support/proxy';
 import { TestUpstream } from '../../support/upstream';
 
-const ROOT = path.resolve(__dirname, '../../../..');
+const ROOT = path.resolve(__dirname, '../../..');
 
 /** Validates with @seriousme/openapi-schema-validator (ESM only, so in a child node process). */
 function validateOpenApi(document: unknown): { valid: boolean; errors?: unknown } {
