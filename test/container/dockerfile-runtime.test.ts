@@ -7,7 +7,7 @@
  * that manifest called. A file the program needs that the Dockerfile does not copy makes it fail.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { EXAMPLE_FEATURES_FILE, type RunningFlagServer } from '../../src/server';
@@ -56,8 +56,21 @@ afterAll(async () => {
 test('the runtime stage holds only what it copies: no sources, no dev dependencies, no test files', () => {
   expect(existsSync(path.join(app, 'dist/src/bin/flags-proxy.js'))).toBe(true);
   expect(existsSync(path.join(app, 'node_modules/express'))).toBe(true);
-  for (const absent of ['src/proxy', 'test', 'node_modules/typescript', 'node_modules/jest', 'dist/test'])
+  for (const absent of [
+    'src/proxy/app.ts',
+    'test',
+    'node_modules/typescript',
+    'node_modules/jest',
+    'dist/test',
+  ])
     expect([absent, existsSync(path.join(app, absent))]).toEqual([absent, false]);
+  // of src/, only what runs as it is: the migrations and the status page's files, never TypeScript
+  const sources = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? sources(path.join(dir, e.name)) : [path.join(dir, e.name)],
+    );
+  expect(sources(path.join(app, 'src')).filter((f) => f.endsWith('.ts'))).toEqual([]);
+  expect(existsSync(path.join(app, 'src/proxy/status/page/index.html'))).toBe(true);
 });
 
 test('started as a non-root user with the Kubernetes example’s environment, the image passes its probes, a keyless scrape and a frontend request', async () => {
