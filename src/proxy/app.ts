@@ -10,8 +10,7 @@ import { PROXY_OPTIONS } from './config/options';
 import { parseConfig } from './config/parse-config';
 import type { ProxyConfig, ProxyOptions } from './config/types';
 import { Registry } from 'prom-client';
-import { AuthenticationRequired } from '../common/errors/http-errors';
-import type { ClientUsage } from './client-metrics/client-usage';
+import { usageOfAll, type ClientUsage } from './client-metrics/client-usage';
 import { clientMetricsRouter } from './client-metrics/router';
 import { CorsHeaderMemo } from './cors/cors-headers';
 import { frontendFeatureEndpoint } from './http/endpoints/frontend-feature';
@@ -19,7 +18,7 @@ import { ofrepBulkEndpoint, ofrepSingleEndpoint } from './http/endpoints/ofrep-e
 import { proxyListEndpoint } from './http/endpoints/proxy-list';
 import { Front } from './http/front';
 import { Gate } from './http/gate';
-import { frontendKey, ofrepKey } from './http/key-policies';
+import { frontendKey, keyStepOptions, ofrepKey, resolveOfrepKey } from './http/key-policies';
 import { RequestBody } from './http/request-body';
 import { corsMiddleware } from './cors/cors-middleware';
 import { docsRouter } from './docs/router';
@@ -27,7 +26,7 @@ import { environmentLabels, registerEnvironmentMetrics } from './environments/en
 import { registerEngineMetrics } from './environments/engine-metrics';
 import { KeyScopes } from './environments/key-scopes';
 import { EnvironmentRegistry } from './environments/registry';
-import type { Environment, ScopeServing } from './environments/environment';
+import type { Environment } from './environments/environment';
 import { environmentRefused, requireScope, scopeOf } from './environments/require-scope';
 import { healthRouter } from './health/router';
 import { backstageRouter } from './backstage/router';
@@ -35,9 +34,9 @@ import { StatusSampler } from './status/status-sampler';
 import { bulkMetricsRouter } from './edge-api/bulk-metrics';
 import { AddressBudget } from './edge-api/address-budget';
 import { edgeValidateRouter } from './edge-api/validate-router';
-import type { OfrepScope } from './ofrep/bulk-answer';
 import type { ChangeStreams } from './ofrep/event-stream';
 import { ofrepRoutes } from './ofrep/router';
+import { ofrepScopeOf } from './ofrep/bulk-answer';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
 import { ProxyMetrics } from './prometheus/proxy-metrics';
 import { RequestMetrics } from './prometheus/request-metrics';
@@ -52,7 +51,6 @@ import { serverSdkRouter } from './server-sdk/router';
 import { requireServerToken } from './server-sdk/server-token';
 import { TokenValidator } from './token-validation/token-validator';
 import { registerValidationMetrics } from './token-validation/validation-metrics';
-import { clientGone, retryAfter, ValidationUnavailable } from './token-validation/validation-unavailable';
 import { validationClient } from './token-validation/validation-client';
 import { upstreamAgent } from './transport/agent';
 import type { FeatureRepository } from './upstream/feature-repository';
@@ -199,33 +197,13 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const edgeProxyPath = `${config.proxyBasePath}/api/proxy`;
   const clientPaths = [proxyPath, frontendPath, edgeProxyPath];
   const header = config.clientKeysHeaderName;
-  const missingKey = new AuthenticationRequired(`Missing client key: send it in the "${header}" header`);
-  const invalidKey = new AuthenticationRequired(`Invalid client key in the "${header}" header`);
   const serverTokens = config.expServerSideSdkConfig.tokens;
-  const frontendKeyOptions = {
-    keys,
-    attempts: [{ header, kind: 'frontend' as const }],
-    missing: missingKey,
-    invalid: invalidKey,
-  };
-  const clientToken = {
-    keys,
-    attempts: [{ header: 'authorization', kind: 'client' as const }],
-    missing: new AuthenticationRequired('Missing client token: send it in the "authorization" header'),
-    invalid: new AuthenticationRequired('Invalid client token in the "authorization" header'),
-  };
-  const usageKey = {
-    keys,
-    attempts: [
-      { header, kind: 'frontend' as const },
-      { header: 'authorization', kind: 'client' as const },
-    ],
-    missing: missingKey,
-    invalid: new AuthenticationRequired(
-      `Invalid client key in the "${header}" header` +
-        (serverTokens.length > 0 ? ' (and no valid server-side SDK token in "authorization")' : ''),
-    ),
-  };
+  // who may call what: the key step's options of each kind of route, with their refusals
+  const {
+    frontend: frontendKeyOptions,
+    client: clientToken,
+    usage: usageKey,
+  } = keyStepOptions(keys, header, serverTokens);
   const usageOf = (res: Response): ClientUsage => scopeOf(res).environment.clientUsage;
 
   // The gate of every endpoint, and the same steps in front of Express's cold routes, in this order.
@@ -245,6 +223,8 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   });
   const evaluationKey = frontendKey(keys, frontendKeyOptions);
   const ofrepPath = `${config.proxyBasePath}/ofrep`;
+  // OFREP's key, resolved in one place (`resolveOfrepKey`) for its endpoints and its other routes
+  const ofrepKeyOptions = { keys, header, serverTokens };
   const ofrep = ofrepRoutes({
     features,
     pipeline: first.all.pipeline,
@@ -254,22 +234,14 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     bodies: budget.evaluation.bodies,
     maxBodySize: config.maxBodySize,
     vary: config.keyVary.ofrep,
-    auth: {
-      clientKeysHeaderName: header,
+    access: {
       clientKeys: keys.clientKeySecrets,
-      serverTokens,
-      resolveKey: async (key, res) => {
-        const serving = await keys.resolve(key, 'frontend', () => clientGone(res));
-        if (serving instanceof ValidationUnavailable) throw retryAfter(res, serving);
-        const refused = serving && environmentRefused(serving);
-        if (refused) throw refused;
-        return serving;
-      },
+      resolve: (req, res, candidates) => resolveOfrepKey(ofrepKeyOptions, req, res, candidates),
     },
   });
   const ofrepEvaluate = {
     basePath: ofrepPath,
-    key: ofrepKey({ keys, header, serverTokens }),
+    key: ofrepKey(ofrepKeyOptions),
     bulk: ofrep.bulk,
     scopeOf: ofrepScopeOf,
     vary: config.keyVary.ofrep,
@@ -393,40 +365,4 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     tokenValidator: validator,
     budget,
   });
-}
-
-/** What OFREP serves a key's requests from. */
-function ofrepScopeOf(serving: ScopeServing): OfrepScope {
-  return {
-    features: serving.features,
-    pipeline: serving.pipeline,
-    // a project-limited key's stream is told only of changes to what its answers depend on
-    streams: serving.environment.changeStreams.of(serving.features),
-  };
-}
-
-/** The client-usage sizes of every environment together, for `flags_proxy_client_usage_entries`. */
-function usageOfAll(usages: readonly ClientUsage[]): {
-  aggregator: { size(): { apps: number; toggles: number; variants: number } };
-  registrations: { readonly size: number };
-} {
-  return {
-    aggregator: {
-      size: () => {
-        const total = { apps: 0, toggles: 0, variants: 0 };
-        for (const usage of usages) {
-          const size = usage.aggregator.size();
-          total.apps += size.apps;
-          total.toggles += size.toggles;
-          total.variants += size.variants;
-        }
-        return total;
-      },
-    },
-    registrations: {
-      get size() {
-        return usages.reduce((sum, usage) => sum + usage.registrations.size, 0);
-      },
-    },
-  };
 }

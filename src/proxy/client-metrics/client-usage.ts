@@ -136,3 +136,29 @@ export class ClientUsage {
     return this.forwarder.close();
   }
 }
+
+/** The client-usage sizes of every environment together, for `flags_proxy_client_usage_entries`. */
+export function usageOfAll(usages: readonly ClientUsage[]): {
+  aggregator: { size(): { apps: number; toggles: number; variants: number } };
+  registrations: { readonly size: number };
+} {
+  return {
+    aggregator: {
+      size: () => {
+        const total = { apps: 0, toggles: 0, variants: 0 };
+        for (const usage of usages) {
+          const size = usage.aggregator.size();
+          total.apps += size.apps;
+          total.toggles += size.toggles;
+          total.variants += size.variants;
+        }
+        return total;
+      },
+    },
+    registrations: {
+      get size() {
+        return usages.reduce((sum, usage) => sum + usage.registrations.size, 0);
+      },
+    },
+  };
+}

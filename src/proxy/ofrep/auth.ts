@@ -1,19 +1,25 @@
 import { hash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import { AuthenticationRequired, NoAccessError, NotReady } from '../../common/errors/http-errors';
-import { keyFromHeader, secretMatcher } from '../auth/client-key';
+import { AuthenticationRequired, HttpError } from '../../common/errors/http-errors';
 
-export interface OfrepAuthOptions {
-  clientKeysHeaderName: string;
-  clientKeys: readonly string[];
-  /** Server-side SDK tokens: valid credentials, but not for evaluation (403). */
-  serverTokens: readonly string[];
+/**
+ * How OFREP's routes beside its two endpoints find who calls: the key step of the evaluation
+ * endpoints (`http/key-policies.ts`, `resolveOfrepKey`), handed in by the app, so that a key is
+ * resolved in one place whatever route it reaches.
+ */
+export interface OfrepAccess {
+  /** The configured client keys (their stream tokens need no entry in `StreamKeys`). */
+  readonly clientKeys: readonly string[];
   /**
-   * The scope of a key (kept in `res.locals.scope`), undefined when refused; may ask the upstream
-   * (and throw a `NotReady` when it cannot, after the request's other keys were tried). Without it,
-   * only the configured client keys are accepted.
+   * The first accepted key of `candidates` (the request's own when not given) and what serves it;
+   * else the error to answer (401, 403, 503).
    */
-  resolveKey?: (key: string, res: Response) => Promise<object | undefined>;
+  resolve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    candidates?: readonly string[],
+  ): Promise<{ readonly key: string; readonly serving: object } | HttpError>;
 }
 
 /** Most stream tokens of resolved (not configured) keys remembered, to open their streams. */
@@ -46,103 +52,34 @@ export function streamToken(clientKey: string): string {
   return hash('sha256', `flags-proxy ofrep change stream\u0000${clientKey}`, 'base64url');
 }
 
-/** The candidate keys of a request: the configured header (also as `Bearer`), `Authorization: Bearer`, `X-API-Key`. */
-function candidates(req: Request, headerName: string): string[] {
-  const found = [
-    keyFromHeader(req.headers[headerName]),
-    keyFromHeader(req.headers.authorization),
-    keyFromHeader(req.headers['x-api-key']),
-  ];
-  return [...new Set(found.filter((k): k is string => k !== undefined && k !== ''))];
-}
-
-/** Finds the accepted client key of a request; 401 without one, 403 for a server-side SDK token. */
-export function ofrepKeyCheck(opts: OfrepAuthOptions): (req: Request) => string {
-  const isClientKey = secretMatcher(opts.clientKeys);
-  const isServerToken = secretMatcher(opts.serverTokens);
-  return (req) => {
-    const keys = candidates(req, opts.clientKeysHeaderName);
-    const key = keys.find((k) => isClientKey(k));
-    if (key !== undefined) return key;
-    if (keys.length === 0) throw new AuthenticationRequired('Missing client key');
-    if (opts.serverTokens.length > 0 && keys.some((k) => isServerToken(k))) {
-      throw new NoAccessError('Server-side SDK tokens cannot evaluate flags; use a client key');
-    }
-    throw new AuthenticationRequired('Invalid client key');
-  };
-}
-
-/** Middleware form of `ofrepKeyCheck`; the accepted key is kept in `res.locals.clientKey`. */
-export function requireOfrepKey(opts: OfrepAuthOptions): RequestHandler {
-  const resolveKey = opts.resolveKey;
-  if (resolveKey) {
-    const isServerToken = secretMatcher(opts.serverTokens);
-    return async (req, res, next) => {
-      const keys = candidates(req, opts.clientKeysHeaderName);
-      let notReady: NotReady | undefined;
-      for (const key of keys) {
-        let scope: object | undefined;
-        try {
-          scope = await resolveKey(key, res);
-        } catch (err) {
-          if (!(err instanceof NotReady)) throw err;
-          notReady ??= err;
-          continue;
-        }
-        if (scope !== undefined) {
-          res.locals.clientKey = key;
-          res.locals.scope = scope;
-          next();
-          return;
-        }
-      }
-      if (notReady) throw notReady;
-      if (keys.length === 0) throw new AuthenticationRequired('Missing client key');
-      if (opts.serverTokens.length > 0 && keys.some((k) => isServerToken(k)))
-        throw new NoAccessError('Server-side SDK tokens cannot evaluate flags; use a client key');
-      throw new AuthenticationRequired('Invalid client key');
-    };
-  }
-  const check = ofrepKeyCheck(opts);
-  return (req, res, next) => {
-    res.locals.clientKey = check(req);
+/** Express middleware of the key step: the accepted key and its scope kept in `res.locals`. */
+export function requireOfrepKey(access: OfrepAccess): RequestHandler {
+  return async (req: Request, res: Response, next) => {
+    const found = await access.resolve(req, res);
+    if (found instanceof HttpError) throw found;
+    res.locals.clientKey = found.key;
+    res.locals.scope = found.serving;
     next();
   };
 }
 
 /**
  * The stream accepts a client key in a header (non-browser clients) or the stream token of one in
- * the `token` query parameter (browsers).
+ * the `token` query parameter (browsers): the key behind the token goes through the same key step.
  */
-export function requireStreamAccess(opts: OfrepAuthOptions, streamKeys?: StreamKeys): RequestHandler {
-  const resolveKey = opts.resolveKey;
-  if (resolveKey) {
-    const configured = new Map(opts.clientKeys.map((key) => [streamToken(key), key]));
-    const requireKey = requireOfrepKey(opts);
-    return async (req, res, next) => {
-      const token = req.query.token;
-      if (typeof token === 'string' && token !== '') {
-        const key = configured.get(token) ?? streamKeys?.keyOf(token);
-        const scope = key === undefined ? undefined : await resolveKey(key, res);
-        if (scope === undefined) throw new AuthenticationRequired('Invalid stream token');
-        res.locals.clientKey = key;
-        res.locals.scope = scope;
-        next();
-        return;
-      }
-      await requireKey(req, res, next);
-    };
-  }
-  const check = ofrepKeyCheck(opts);
-  const isToken = secretMatcher(opts.clientKeys.map(streamToken));
-  return (req, _res, next) => {
+export function requireStreamAccess(access: OfrepAccess, streamKeys: StreamKeys): RequestHandler {
+  const configured = new Map(access.clientKeys.map((key) => [streamToken(key), key]));
+  const requireKey = requireOfrepKey(access);
+  return async (req: Request, res: Response, next) => {
     const token = req.query.token;
-    if (typeof token === 'string' && token !== '') {
-      if (!isToken(token)) throw new AuthenticationRequired('Invalid stream token');
-      next();
-      return;
-    }
-    check(req);
+    if (typeof token !== 'string' || token === '') return requireKey(req, res, next);
+    const key = configured.get(token) ?? streamKeys.keyOf(token);
+    const found = key === undefined ? undefined : await access.resolve(req, res, [key]);
+    if (found instanceof AuthenticationRequired || found === undefined)
+      throw new AuthenticationRequired('Invalid stream token');
+    if (found instanceof HttpError) throw found;
+    res.locals.clientKey = found.key;
+    res.locals.scope = found.serving;
     next();
   };
 }

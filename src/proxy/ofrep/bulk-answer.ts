@@ -13,6 +13,7 @@ import type { EvaluationInput, EvaluationPipeline } from '../evaluation/pipeline
 import { joinEntries } from '../engine/toggle-json';
 import type { FeatureRepository } from '../upstream/feature-repository';
 import { bulkFlags } from './bulk';
+import type { ScopeServing } from '../environments/environment';
 import type { ScopeStreams } from './event-stream';
 import { flagNotFound, toOfrepResult } from './mapping';
 import { ofrepInput } from './request-input';
@@ -191,4 +192,14 @@ export function originOf(protocol: string, host: string | undefined): string | u
   return valid !== undefined && (protocol === 'http' || protocol === 'https')
     ? `${protocol}://${valid}`
     : undefined;
+}
+
+/** What OFREP serves a key's requests from. */
+export function ofrepScopeOf(serving: ScopeServing): OfrepScope {
+  return {
+    features: serving.features,
+    pipeline: serving.pipeline,
+    // a project-limited key's stream is told only of changes to what its answers depend on
+    streams: serving.environment.changeStreams.of(serving.features),
+  };
 }

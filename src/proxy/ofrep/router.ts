@@ -4,7 +4,7 @@ import type { BodyBuffers } from '../engine/body-buffers';
 import type { EvaluationPipeline } from '../evaluation/pipeline';
 import { requireReady } from '../readiness/require-ready';
 import type { FeatureRepository } from '../upstream/feature-repository';
-import { requireOfrepKey, requireStreamAccess, StreamKeys, streamToken, type OfrepAuthOptions } from './auth';
+import { requireOfrepKey, requireStreamAccess, StreamKeys, streamToken, type OfrepAccess } from './auth';
 import { OfrepBulk, STREAM_PATH, type OfrepScope } from './bulk-answer';
 import { ofrepErrorAnswer } from './errors';
 import type { ChangeStreams } from './event-stream';
@@ -16,7 +16,8 @@ export interface OfrepRouterOptions {
   /** The evaluation pipeline of `/proxy`: its context step (environment, address, enrichers). */
   pipeline: EvaluationPipeline;
   maxBodySize: number;
-  auth: OfrepAuthOptions;
+  /** Who calls: the evaluation endpoints' key step (`http/key-policies.ts`). */
+  access: OfrepAccess;
   streams: ChangeStreams;
   /** Readiness of the whole proxy (else `features`'). */
   ready?: Pick<FeatureRepository, 'isReady'>;
@@ -36,11 +37,11 @@ export interface OfrepRouterOptions {
  */
 export function ofrepRoutes(opts: OfrepRouterOptions): { router: Router; bulk: OfrepBulk } {
   const router = Router();
-  const requireKey = requireOfrepKey(opts.auth);
+  const requireKey = requireOfrepKey(opts.access);
   const streamKeys = new StreamKeys();
   const scopeOf = (res: Response): OfrepScope => opts.scopeOf?.(res) ?? opts;
   const tokenOf = (key: string): string =>
-    opts.auth.resolveKey && !opts.auth.clientKeys.includes(key) ? streamKeys.remember(key) : streamToken(key);
+    opts.access.clientKeys.includes(key) ? streamToken(key) : streamKeys.remember(key);
   const bulk = new OfrepBulk(opts.pipeline.contextLimits, tokenOf, opts.vary, opts.bodies);
 
   router.use(requireReady(opts.ready ?? opts.features));
@@ -49,7 +50,7 @@ export function ofrepRoutes(opts: OfrepRouterOptions): { router: Router; bulk: O
   // they do not take (another method) is answered here.
   router.use('/v1/evaluate/flags', requireKey);
 
-  router.get(STREAM_PATH, requireStreamAccess(opts.auth, streamKeys), (req, res) => {
+  router.get(STREAM_PATH, requireStreamAccess(opts.access, streamKeys), (req, res) => {
     const lastEventId = req.headers['last-event-id'];
     const since = typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : req.query.since;
     scopeOf(res).streams.accept(res, typeof since === 'string' ? since : undefined);

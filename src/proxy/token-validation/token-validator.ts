@@ -5,55 +5,14 @@ import { KeptTokens } from './kept-tokens';
 import { ValidationCallError, type ValidatedToken, type ValidateTokens } from './validation-client';
 import { ValidationUnavailable } from './validation-unavailable';
 import { timerDelay } from '../../common/timers/timer-delay';
+import { batchesOf, BODY_OVERHEAD, bodyBytes } from './batches';
+import { DEFAULT_VALIDATOR_LIMITS, MIN_BATCH_BYTES, type TokenValidatorLimits } from './validator-limits';
 
-export interface TokenValidatorLimits {
-  /** Tokens remembered as accepted; beyond this the oldest is forgotten (and asked about again when seen). */
-  maxAccepted: number;
-  /** Tokens remembered as refused; beyond this the oldest is forgotten. */
-  maxRefused: number;
-  /** Unknown tokens waiting to be sent; a new one beyond this sheds the oldest waiting (503). */
-  maxQueued: number;
-  /** Tokens in one validation call. */
-  maxBatchTokens: number;
-  /** Bytes of one validation call's JSON body (Unleash refuses bodies over 100 KB with 413). */
-  maxBatchBytes: number;
-  /** Validation calls of unknown tokens at once. */
-  maxCallsInFlight: number;
-  /** Least time between the starts of two validation calls of unknown tokens. */
-  minSpacingMs: number;
-  /** Requests waiting for one token's answer; beyond this a request gets 503 at once. */
-  maxWaitersPerToken: number;
-  /** Requests waiting for any answer; beyond this the oldest waiting tokens are shed, else 503. */
-  maxWaiters: number;
-  /** Longest a request waits for an answer before it gets 503. */
-  maxWaitMs: number;
-  /** Longest pause of validation calls after failed ones (doubling from `minSpacingMs`). */
-  maxBackoffMs: number;
-}
-
-export const DEFAULT_VALIDATOR_LIMITS: TokenValidatorLimits = {
-  maxAccepted: 10_000,
-  maxRefused: 10_000,
-  maxQueued: 1_000,
-  maxBatchTokens: 200,
-  maxBatchBytes: 96 * 1024,
-  maxCallsInFlight: 2,
-  minSpacingMs: 100,
-  maxWaitersPerToken: 500,
-  maxWaiters: 4_000,
-  maxWaitMs: 5_000,
-  maxBackoffMs: 5_000,
-};
-
-/** The smallest body size the validator shrinks its batches to after 413 answers. */
-const MIN_BATCH_BYTES = 4 * 1024;
+export { DEFAULT_VALIDATOR_LIMITS, type TokenValidatorLimits } from './validator-limits';
 
 /** Longest wait for an upstream's budget (429) within a revalidation round, and how many per batch. */
 const MAX_PACE_MS = 60_000;
 const MAX_PACES_PER_BATCH = 5;
-
-/** `{"tokens":[` and `]}`. */
-const BODY_OVERHEAD = 13;
 
 /** What a request learns: the upstream's confirmation, `null` for a refusal, or a 503 to send. */
 export type Verdict = ValidatedToken | null | ValidationUnavailable;
@@ -530,28 +489,6 @@ export class TokenValidator {
     if (!oldest.done) map.delete(oldest.value);
   }
 
-  /** Lists of tokens, each fitting one call's body. */
-  private batches(tokens: readonly string[]): string[][] {
-    const batches: string[][] = [];
-    let batch: string[] = [];
-    let bytes = BODY_OVERHEAD - 1;
-    for (const token of tokens) {
-      const size = Buffer.byteLength(JSON.stringify(token)) + 1;
-      if (
-        batch.length > 0 &&
-        (batch.length >= this.limits.maxBatchTokens || bytes + size > this.batchBytes)
-      ) {
-        batches.push(batch);
-        batch = [];
-        bytes = BODY_OVERHEAD - 1;
-      }
-      batch.push(token);
-      bytes += size;
-    }
-    if (batch.length > 0) batches.push(batch);
-    return batches;
-  }
-
   /**
    * Asks again about every accepted token: those the upstream no longer confirms are refused from
    * then on. When the upstream cannot answer, the round stops and accepted tokens stay accepted
@@ -561,7 +498,7 @@ export class TokenValidator {
     if (this.revalidating) return; // a slow upstream: one round at a time
     this.revalidating = true;
     try {
-      for (const batch of this.batches([...this.accepted.keys()])) {
+      for (const batch of batchesOf([...this.accepted.keys()], this.limits.maxBatchTokens, this.batchBytes)) {
         if (this.closed) break;
         let outcomes = await this.askAll(batch);
         // an upstream of ours past its budget for this address (429): wait as asked, then again
@@ -597,11 +534,4 @@ export class TokenValidator {
     this.claims.clear();
     this.queuedBytes = 0;
   }
-}
-
-/** Bytes of the JSON body `{"tokens":[...]}` of a call. */
-export function bodyBytes(tokens: readonly string[]): number {
-  let bytes = BODY_OVERHEAD - 1;
-  for (const token of tokens) bytes += Buffer.byteLength(JSON.stringify(token)) + 1;
-  return Math.max(bytes, BODY_OVERHEAD);
 }
