@@ -3,12 +3,12 @@
  * `BENCH_PROXY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof"`) into the steps of a request, from
  * the socket to the last byte, and prints them as a table.
  *
- * `node dist/bench/profile-steps.js <file.cpuprofile>[=µs]... [--top] [--after ms]`: one column per
- * profile; with `=µs` (the server CPU per request the bench measured for that row without the
+ * `node dist/bench/profile-steps.js <file.cpuprofile>[+<file>…][=µs]... [--top] [--span ms]`: one
+ * column per argument (several profiles of one row joined by `+` are summed); with `=µs` (the server CPU per request the bench measured for that row without the
  * profiler, which slows every step alike) each share is also given in µs per request.
  *
- * Samples are counted from `--after` ms (default 1000: the bench's warm-up) after the first
- * request's first sample, so start-up, compilation and warm-up are left out.
+ * Samples are counted in the `--span` ms (default 3000, the bench's measured run) that hold the
+ * most samples parsing requests: the load, without start-up, compilation and readiness polls.
  *
  * Each sample is charged to the step of the innermost frame that names one (walking from the
  * sampled function towards the root): a `Buffer.copy` called by the join is the join's, a digest's
@@ -159,7 +159,7 @@ export interface Grouped {
 }
 
 /** Self time of every sample, charged to its step. */
-export function group(profile: Profile, afterMs = 0): Grouped {
+export function group(profile: Profile, spanMs = 3000): Grouped {
   const nodes = new Map<number, ProfileNode>();
   for (const node of profile.nodes) nodes.set(node.id, node);
   for (const node of profile.nodes)
@@ -191,20 +191,35 @@ export function group(profile: Profile, afterMs = 0): Grouped {
   const byStep = new Map<string, number>();
   const top = new Map<string, Map<string, number>>();
   let busy = 0;
-  // the window starts `afterMs` after the first request's first sample (start-up and warm-up left out)
+  // the window: the `spanMs` with the most samples parsing requests (the measured load; start-up,
+  // readiness polls and the idle time around it left out)
   const parse = STEPS.find((s) => s.name.startsWith('HTTP parse'))?.name;
+  const times: number[] = [];
+  const steps: string[] = [];
   let at = 0;
-  let from = Infinity;
   for (let i = 0; i < profile.samples.length; i++) {
-    const id = profile.samples[i];
     at += profile.timeDeltas[i] ?? 0;
+    times.push(at);
+    steps.push(resolve(profile.samples[i]));
+  }
+  let from = 0;
+  let best = -1;
+  let inWindow = 0;
+  for (let end = 0, start = 0; end < times.length; end++) {
+    if (steps[end] === parse) inWindow++;
+    while (times[end] - times[start] > spanMs * 1000) if (steps[start++] === parse) inWindow--;
+    if (inWindow > best) {
+      best = inWindow;
+      from = times[start];
+    }
+  }
+  for (let i = 0; i < profile.samples.length; i++) {
+    const step = steps[i];
     const micros = profile.timeDeltas[i + 1] ?? 0; // the time until the next sample
-    const step = resolve(id);
-    if (from === Infinity && step === parse) from = at + afterMs * 1000;
-    if (step === IDLE || at < from) continue;
+    if (step === IDLE || times[i] < from || times[i] > from + spanMs * 1000) continue;
     busy += micros;
     byStep.set(step, (byStep.get(step) ?? 0) + micros);
-    const frame = nodes.get(id)?.callFrame;
+    const frame = nodes.get(profile.samples[i])?.callFrame;
     const label = frame
       ? `${frame.functionName || '(anonymous)'} ${frame.url.split('/').slice(-2).join('/')}:${frame.lineNumber + 1}`
       : '?';
@@ -217,21 +232,33 @@ export function group(profile: Profile, afterMs = 0): Grouped {
 
 function main(): void {
   const args = process.argv.slice(2);
-  const afterAt = args.indexOf('--after');
-  const afterMs = afterAt >= 0 ? Number(args.splice(afterAt, 2)[1]) : 1000;
+  const spanAt = args.indexOf('--span');
+  const spanMs = spanAt >= 0 ? Number(args.splice(spanAt, 2)[1]) : 3000;
   const showTop = args.includes('--top');
   const columns = args
     .filter((a) => a !== '--top')
     .map((arg) => {
-      // `file=µs`: the server CPU per request the bench measured without the profiler
-      const [file, perRequest] = arg.split('=');
-      const label = file.split('/').slice(-3, -1).join('/');
-      const grouped = group(JSON.parse(readFileSync(file, 'utf8')) as Profile, afterMs);
-      return { label, perRequest: perRequest === undefined ? undefined : Number(perRequest), ...grouped };
+      // `a.cpuprofile+b.cpuprofile=µs`: profiles of the same row, summed; `=µs`: the server CPU per
+      // request the bench measured for that row without the profiler
+      const [files, perRequest] = arg.split('=');
+      const paths = files.split('+');
+      const label = paths[0].split('/').slice(-3, -1).join('/');
+      const sum: Grouped = { busyMicros: 0, byStep: new Map(), top: new Map() };
+      for (const path of paths) {
+        const one = group(JSON.parse(readFileSync(path, 'utf8')) as Profile, spanMs);
+        sum.busyMicros += one.busyMicros;
+        for (const [step, micros] of one.byStep) sum.byStep.set(step, (sum.byStep.get(step) ?? 0) + micros);
+        for (const [step, frames] of one.top) {
+          const into = sum.top.get(step) ?? new Map<string, number>();
+          for (const [frame, micros] of frames) into.set(frame, (into.get(frame) ?? 0) + micros);
+          sum.top.set(step, into);
+        }
+      }
+      return { label, perRequest: perRequest === undefined ? undefined : Number(perRequest), ...sum };
     });
   if (columns.length === 0) {
     console.error(
-      'usage: node dist/bench/profile-steps.js <file.cpuprofile>[=µs per request]... [--top] [--after ms]',
+      'usage: node dist/bench/profile-steps.js <file.cpuprofile>[+<file>…][=µs per request]... [--top] [--span ms]',
     );
     process.exit(2);
   }
