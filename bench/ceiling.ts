@@ -79,4 +79,6 @@ if (!clustered || cluster.isWorker) {
     process.send?.({ port: (server.address() as AddressInfo).port });
   });
   process.on('disconnect', () => process.exit(0));
+  // exits normally, so that a `--cpu-prof` (BENCH_CEILING_NODE_ARGS) is written
+  process.on('SIGTERM', () => process.exit(0));
 }

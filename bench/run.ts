@@ -29,6 +29,8 @@ const MEMORY_FLAGS = Number(process.env.BENCH_MEMORY_FLAGS ?? 10_000);
 const SKIP_MEMORY = process.env.BENCH_SKIP_MEMORY === '1';
 /** Extra node arguments for the proxy process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
 const PROXY_NODE_ARGS = (process.env.BENCH_PROXY_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+/** The same for the ceiling (the bare `node:http` server), to profile what Node itself costs. */
+const CEILING_NODE_ARGS = (process.env.BENCH_CEILING_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 /** Comma-separated substrings; only scenarios whose name contains one of them run. */
 const ONLY = (process.env.BENCH_SCENARIOS ?? '').split(',').filter((s) => s.trim() !== '');
 const WORKER_COUNTS = (process.env.BENCH_WORKERS ?? '1').split(',').map(Number);
@@ -217,6 +219,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
 async function startCeiling(workers = 1): Promise<{ port: number; child: ChildProcess }> {
   const child = track(
     fork(path.join(__dirname, 'ceiling.js'), [], {
+      execArgv: CEILING_NODE_ARGS,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       env: { ...process.env, BENCH_CEILING_WORKERS: String(workers) },
     }),
@@ -362,6 +365,15 @@ function scenarios(features: BenchFeatures): Scenario[] {
       uniqueContexts: true,
     },
     {
+      // a new user whose query carries nothing else: no property for a constraint to read
+      name: 'GET /proxy, a new user with only userId+sessionId',
+      method: 'GET',
+      path: '/proxy?',
+      samplePath: '/proxy?userId=u-sample&sessionId=s-sample',
+      headers: auth,
+      uniqueContexts: true,
+    },
+    {
       // what a browser's request costs: every browser sends this, and the answer is compressed
       name: 'GET /proxy, a browser (Accept-Encoding with br) with a new user per request',
       method: 'GET',
@@ -454,6 +466,8 @@ interface Row {
   ceiling: Measured;
   bytes: number;
   status: number;
+  /** For a compressed answer, the size of the same answer uncompressed (the ratio is printed). */
+  identityBytes?: number;
 }
 
 async function measureCell(
@@ -480,6 +494,17 @@ async function measureCell(
     headers,
     scenario.body,
   );
+  // a compressed answer: the same request without Accept-Encoding, for its compression ratio
+  const identity =
+    sample.headers['content-encoding'] === undefined
+      ? undefined
+      : await request(
+          proxy.port,
+          scenario.method,
+          scenario.samplePath ?? scenario.path,
+          Object.fromEntries(Object.entries(headers).filter(([name]) => name !== 'accept-encoding')),
+          scenario.body,
+        );
   await request(
     ceiling.port,
     'PUT',
@@ -506,6 +531,7 @@ async function measureCell(
     ceiling: await measured(job(ceiling.port, DURATION), ceiling.child.pid ?? 0),
     bytes: sample.body.length,
     status: sample.status,
+    identityBytes: identity?.body.length,
   };
 }
 
@@ -516,7 +542,12 @@ function fmt(row: Row): string {
     result.requests > 0 && Number.isFinite(micros) ? (micros / result.requests).toFixed(0) : '?';
   const server = `${perRequest(row.proxy.serverCpuMicros, row.proxy)} / ${perRequest(row.ceiling.serverCpuMicros, row.ceiling)}`;
   const loader = `${perRequest(row.proxy.cpuMicros, row.proxy)} / ${perRequest(row.ceiling.cpuMicros, row.ceiling)}`;
-  return `| ${row.n} | ${row.scenario} | ${row.status} ${row.bytes} B | ${Math.round(row.proxy.rps)} | ${row.proxy.p50} | ${row.proxy.p99} | ${Math.round(row.ceiling.rps)} | ${ratio.toFixed(1)}% | ${server} | ${loader} |${errors ? ` ${errors} errors` : ''}`;
+  // a compressed answer: its ratio and its uncompressed size, e.g. `1064 B (14.1 × of 14992 B)`
+  const compression =
+    row.identityBytes === undefined || row.bytes === 0
+      ? ''
+      : ` (${(row.identityBytes / row.bytes).toFixed(1)} × of ${row.identityBytes} B)`;
+  return `| ${row.n} | ${row.scenario} | ${row.status} ${row.bytes} B${compression} | ${Math.round(row.proxy.rps)} | ${row.proxy.p50} | ${row.proxy.p99} | ${Math.round(row.ceiling.rps)} | ${ratio.toFixed(1)}% | ${server} | ${loader} |${errors ? ` ${errors} errors` : ''}`;
 }
 
 interface MemoryNow {

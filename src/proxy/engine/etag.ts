@@ -11,15 +11,26 @@ import { hash } from 'node:crypto';
  */
 
 /** Changes whenever the serialisation of answers or of digests changes, so old validators stop matching. */
-const ANSWER_FORMAT = 'flags-proxy/answer/2';
+const ANSWER_FORMAT = 'flags-proxy/answer/3';
+
+/** `String.prototype.isWellFormed` (ES2024, in Node.js since 20): no lone surrogate in the string. */
+const isWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
+const wellFormed = (text: string): boolean => isWellFormed !== undefined && isWellFormed.call(text);
 
 /**
- * Strings are digested as their UTF-16 code units: UTF-8 would turn every lone surrogate into
- * U+FFFD, so `"bob\uD83D"`, `"bob\uD83C"` and `"bob\uFFFD"` (which the SDK tells apart) would
- * share a validator. The length prefixes of `canonicalContext` count the same units.
+ * The digest of a string, exact on every string the SDK can tell apart. A well-formed string
+ * (every one the bench and real clients send) is digested as UTF-8, which the hash encodes itself
+ * without a copy; UTF-8 would turn a lone surrogate into U+FFFD, so that `"bob\uD83D"`,
+ * `"bob\uD83C"` and `"bob\uFFFD"` would share a validator, hence a string with one is digested
+ * as its UTF-16 code units instead. The two encodings start with different bytes (`u` and `x`),
+ * so no string of one form ever shares its input with a string of the other. The length prefixes of
+ * `canonicalContext` count UTF-16 code units in both.
  */
 const digest = (input: string): string =>
-  hash('sha256', Buffer.from(input, 'utf16le'), 'base64url').slice(0, 32);
+  (wellFormed(input)
+    ? hash('sha256', `u\u0000${input}`, 'base64url')
+    : hash('sha256', Buffer.from(`x\u0000${input}`, 'utf16le'), 'base64url')
+  ).slice(0, 32);
 
 /** The digest of one definitions revision: its canonical JSON (toggles sorted by name, their segments). */
 export function definitionsDigest(definitions: unknown): string {
