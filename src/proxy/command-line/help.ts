@@ -49,7 +49,7 @@ export function helpText(): string {
     '',
     'Logging: LOG_LEVEL (debug, info, warn, error, fatal) or RUST_LOG (warn, unleash_edge=debug,…);',
     'JSON_LOGGER=true or LOG_FORMAT=json for one JSON object per line. Ours win when both are set.',
-    "Every option, with its variable and default: the README's option table.",
+    'Every option, with its variable and default: docs/configuration.md (the option table).',
     '',
   ].join('\n');
 }
