@@ -8,7 +8,7 @@ import type { ValidatedToken } from './validation-client';
  * A restored token is known only by its digest: a key presented whose digest is among them is
  * accepted with the stored scope (and from then on is an accepted token like any, revalidated with
  * the others), but only until the upstream answers a validation call — then every key not yet
- * presented is asked about as any unknown key. Restored tokens not presented stay in later
+ * presented is asked about like every unknown key. Restored tokens not presented stay in later
  * backups (the upstream never said otherwise of them); a token the upstream refuses leaves them.
  */
 export class KeptTokens {
