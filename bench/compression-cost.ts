@@ -5,16 +5,12 @@
  * Prints µs per answer and per KB (median of the rounds) and the ratio (original ÷ compressed).
  * `node dist/bench/compression-cost.js [flags...]`, default 200 and 2000.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import { silentLogger } from '../src/common/logging/logger';
-import { createApp } from '../src/proxy/app';
 import { Evaluator } from '../src/proxy/engine/evaluator';
-import { generateFeatures } from './flags';
+import { inProcessProxy } from './in-process';
 
 const SIZES = process.argv.slice(2).map(Number);
-const TOKEN = 'compression-cost-token';
 const ROUNDS = 15;
 
 const brotli = (quality: number) => (body: Buffer) =>
@@ -33,26 +29,7 @@ const ENCODERS: [string, (body: Buffer) => Buffer][] = [
 ];
 
 async function answerOf(flags: number): Promise<Buffer> {
-  const definitions = JSON.stringify(generateFeatures(flags));
-  const upstream = http.createServer((req, res) => {
-    if (req.url?.startsWith('/api/client/features'))
-      res.writeHead(200, { 'content-type': 'application/json' }).end(definitions);
-    else res.writeHead(202).end();
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  const { port } = upstream.address() as AddressInfo;
-  const app = createApp(
-    {
-      flagsUrl: `http://127.0.0.1:${port}/api`,
-      flagsApiToken: TOKEN,
-      clientKeys: ['compression-cost-key'],
-      refreshInterval: 3_600_000,
-      metricsInterval: 3_600_000,
-      logger: silentLogger,
-    },
-    {},
-  );
-  await app.whenReady();
+  const { app, close } = await inProcessProxy(flags, 'compression-cost');
   const evaluator = new Evaluator(app.features, silentLogger);
   const reply = evaluator.reply(
     { kind: 'enabled' },
@@ -68,8 +45,7 @@ async function answerOf(flags: number): Promise<Buffer> {
   if (reply.notModified) throw new Error('no body');
   const body = Buffer.from(reply.body);
   reply.release?.();
-  await app.close();
-  upstream.close();
+  await close();
   return body;
 }
 

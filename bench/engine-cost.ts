@@ -4,43 +4,20 @@
  * toggles and once with every toggle handed to the SDK (what the code did before the engine).
  * `node dist/bench/engine-cost.js [flags] [requests] [sdk|engine|toggle-engine|memo]`; add `--cpu-prof` to profile it.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { silentLogger } from '../src/common/logging/logger';
-import { createApp } from '../src/proxy/app';
 import { Evaluator } from '../src/proxy/engine/evaluator';
 import { FlatToggles } from '../src/proxy/engine/compiled/flat';
 import type { Context } from 'unleash-client';
 import type { RequestScope } from '../src/proxy/engine/compiled/scope';
 import type { Plan } from '../src/proxy/engine/plan';
 import type { FeatureInterface } from '../src/proxy/upstream/sdk/types';
-import { generateFeatures } from './flags';
+import { inProcessProxy } from './in-process';
 
 const FLAGS = Number(process.argv[2] ?? 2000);
 const REQUESTS = Number(process.argv[3] ?? 2000);
-const TOKEN = 'engine-cost-token';
 
 async function main(): Promise<void> {
-  const body = JSON.stringify(generateFeatures(FLAGS));
-  const upstream = http.createServer((req, res) => {
-    if (req.url?.startsWith('/api/client/features'))
-      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-    else res.writeHead(202).end();
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  const { port } = upstream.address() as AddressInfo;
-  const app = createApp(
-    {
-      flagsUrl: `http://127.0.0.1:${port}/api`,
-      flagsApiToken: TOKEN,
-      clientKeys: ['engine-cost-key'],
-      refreshInterval: 3_600_000,
-      metricsInterval: 3_600_000,
-      logger: silentLogger,
-    },
-    {},
-  );
-  await app.whenReady();
+  const { app, close } = await inProcessProxy(FLAGS, 'engine-cost');
   /** An evaluator of its own, with the engine (or the memo) taken out of its plan when asked. */
   const configured = (label: string, stripEngine: boolean, noMemo = false) => {
     const evaluator = new Evaluator(app.features, silentLogger);
@@ -132,8 +109,7 @@ async function main(): Promise<void> {
     for (let round = 0; round < 21; round++) for (const c of configs) c.run(slice);
     for (const c of configs) c.report();
   }
-  await app.close();
-  upstream.close();
+  await close();
 }
 
 void main();

@@ -5,16 +5,13 @@
  * timed in the same loop, so a busy machine slows them alike; the median of 15 rounds is printed.
  * `node dist/bench/new-user-steps.js [flags...]`, default 200 and 2000.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Context } from 'unleash-client';
 import { silentLogger } from '../src/common/logging/logger';
-import { createApp } from '../src/proxy/app';
 import { contextFromQuery } from '../src/proxy/context/build-context';
 import { canonicalContext } from '../src/proxy/context/canonical-context';
 import { derivedEtag } from '../src/proxy/engine/etag';
 import { Evaluator } from '../src/proxy/engine/evaluator';
-import { generateFeatures } from './flags';
+import { inProcessProxy } from './in-process';
 
 const SIZES = process.argv.slice(2).map(Number);
 const ROUNDS = 15;
@@ -33,26 +30,7 @@ const STEPS = [
 ] as const;
 
 async function measure(flags: number): Promise<void> {
-  const definitions = JSON.stringify(generateFeatures(flags));
-  const upstream = http.createServer((req, res) => {
-    if (req.url?.startsWith('/api/client/features'))
-      res.writeHead(200, { 'content-type': 'application/json' }).end(definitions);
-    else res.writeHead(202).end();
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  const { port } = upstream.address() as AddressInfo;
-  const app = createApp(
-    {
-      flagsUrl: `http://127.0.0.1:${port}/api`,
-      flagsApiToken: 'new-user-steps-token',
-      clientKeys: ['new-user-steps-key'],
-      refreshInterval: 3_600_000,
-      metricsInterval: 3_600_000,
-      logger: silentLogger,
-    },
-    {},
-  );
-  await app.whenReady();
+  const { app, close } = await inProcessProxy(flags, 'new-user-steps');
   const evaluator = new Evaluator(app.features, silentLogger);
   for (const [label, query] of [
     ['with properties', `${PROPERTIES}&`],
@@ -100,8 +78,7 @@ async function measure(flags: number): Promise<void> {
       console.log(`| ${flags} | ${label} | ${step} | ${sorted[Math.floor(sorted.length / 2)].toFixed(2)} |`);
     }
   }
-  await app.close();
-  upstream.close();
+  await close();
 }
 
 async function main(): Promise<void> {

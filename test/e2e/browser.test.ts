@@ -9,7 +9,7 @@
  * machine) this suite says so and checks nothing, except under `CI=true`, where it fails.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,14 +18,9 @@ import type { ProxyApp } from '../../src/proxy/app';
 import { CLIENT_KEY, readyProxyFor } from '../support/proxy';
 import { togglesByUser } from '../support/fixtures';
 import { TestUpstream } from '../support/upstream';
+import { CHROMIUM, CHROMIUM_ARGS, describeWithChromium } from '../support/chromium';
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI === 'true')
-  throw new Error(`${CHROMIUM} is missing: .ci/run installs it`);
-if (!haveChromium)
-  console.warn(`browser.test.ts: ${CHROMIUM} is not installed; the real-browser checks do not run`);
-const describeWithChromium = haveChromium ? describe : describe.skip;
+const describeBrowser = describeWithChromium('browser.test.ts');
 
 const NAMES = Array.from({ length: 150 }, (_, i) => `toggle-${String(i).padStart(3, '0')}`);
 
@@ -75,7 +70,7 @@ interface Seen {
   contentEncoding: string | undefined;
 }
 
-describeWithChromium('a real browser (headless Chromium)', () => {
+describeBrowser('a real browser (headless Chromium)', () => {
   const upstream = new TestUpstream(payload);
   let app: ProxyApp;
   let proxyServer: http.Server;
@@ -137,19 +132,7 @@ describeWithChromium('a real browser (headless Chromium)', () => {
     const pageUrl = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}/`;
     chromium = spawn(
       CHROMIUM,
-      [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--remote-debugging-port=0',
-        `--user-data-dir=${profile}`,
-        pageUrl,
-      ],
+      ['--headless', ...CHROMIUM_ARGS, '--remote-debugging-port=0', `--user-data-dir=${profile}`, pageUrl],
       { stdio: 'ignore' },
     );
     const answers = await result;

@@ -4,7 +4,7 @@
  * while the test sends traffic. Without /usr/bin/chromium this suite says so and checks nothing,
  * except under `CI=true`, where it fails (as browser.test.ts).
  */
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,14 +14,9 @@ import type { ProxyApp } from '../../src/proxy/app';
 import { sampleFeatures } from '../support/fixtures';
 import { readyProxyFor, waitFor } from '../support/proxy';
 import { TestUpstream } from '../support/upstream';
+import { CHROMIUM, CHROMIUM_ARGS, describeWithChromium } from '../support/chromium';
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI === 'true')
-  throw new Error(`${CHROMIUM} is missing: .ci/run installs it`);
-if (!haveChromium)
-  console.warn(`status-page.test.ts: ${CHROMIUM} is not installed; the real-browser checks do not run`);
-const describeWithChromium = haveChromium ? describe : describe.skip;
+const describeBrowser = describeWithChromium('status-page.test.ts');
 
 const DEV_TOKEN = '*:development.status-page-dev-secret-5c0e913a';
 const PLAIN_TOKEN = 'status-page-plain-upstream-secret-e41f';
@@ -46,7 +41,7 @@ function metricSum(exposition: string, name: string, labels: Record<string, stri
   return sum;
 }
 
-describeWithChromium('the status page in Chromium', () => {
+describeBrowser('the status page in Chromium', () => {
   let upstream: TestUpstream;
   let app: ProxyApp;
   let server: http.Server;
@@ -70,15 +65,7 @@ describeWithChromium('the status page in Chromium', () => {
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: [...CHROMIUM_ARGS],
     });
   });
 
