@@ -1,57 +1,36 @@
 import compression from 'compression';
 import type { RequestListener } from 'node:http';
-import express, { type Express, type RequestHandler, type Response } from 'express';
-import { ErrorAnswers, errorMiddleware, notFoundHandler } from '../common/http/error-middleware';
+import express, { type Express } from 'express';
+import { Registry } from 'prom-client';
+import { ErrorAnswers } from '../common/http/error-middleware';
 import { asNodeMiddleware } from '../common/http/node-middleware';
 import { logEffectiveConfig } from '../common/logging/redact';
-import { accessMiddleware, addressCheck } from './access/access-middleware';
-import { ProcessBudget } from './environments/process-budget';
+import { addressCheck } from './access/address-check';
+import { appMetrics } from './assembly/metrics';
+import { proxyEndpoints } from './assembly/endpoints';
+import { backstageAnswers } from './backstage/backstage-answers';
+import type { ClientUsage } from './client-metrics/client-usage';
 import { PROXY_OPTIONS } from './config/options';
 import { parseConfig } from './config/parse-config';
 import type { ProxyConfig, ProxyOptions } from './config/types';
-import { Registry } from 'prom-client';
-import { usageOfAll, type ClientUsage } from './client-metrics/client-usage';
-import { clientMetricsRouter } from './client-metrics/router';
 import { CorsHeaderMemo } from './cors/cors-headers';
-import { frontendFeatureEndpoint } from './http/endpoints/frontend-feature';
-import { ofrepBulkEndpoint, ofrepSingleEndpoint } from './http/endpoints/ofrep-evaluate';
-import { proxyListEndpoint } from './http/endpoints/proxy-list';
+import { corsMiddleware } from './cors/cors-middleware';
+import { KeyScopes } from './environments/key-scopes';
+import { ProcessBudget } from './environments/process-budget';
+import { EnvironmentRegistry } from './environments/registry';
 import { Front } from './http/front';
 import { Gate } from './http/gate';
-import { frontendKey, keyStepOptions, ofrepKey, resolveOfrepKey } from './http/key-policies';
-import { RequestBody } from './http/request-body';
-import { corsMiddleware } from './cors/cors-middleware';
-import { docsRouter } from './docs/router';
-import { environmentLabels, registerEnvironmentMetrics } from './environments/environment-metrics';
-import { registerEngineMetrics } from './environments/engine-metrics';
-import { KeyScopes } from './environments/key-scopes';
-import { EnvironmentRegistry } from './environments/registry';
-import type { Environment } from './environments/environment';
-import { environmentRefused, requireScope, scopeOf } from './environments/require-scope';
-import { healthRouter } from './health/router';
-import { backstageRouter } from './backstage/router';
-import { StatusSampler } from './status/status-sampler';
-import { bulkMetricsRouter } from './edge-api/bulk-metrics';
-import { AddressBudget } from './edge-api/address-budget';
-import { edgeValidateRouter } from './edge-api/validate-router';
+import { keyPolicies } from './http/key-policies';
 import type { ChangeStreams } from './ofrep/event-stream';
-import { ofrepRoutes } from './ofrep/router';
-import { ofrepScopeOf } from './ofrep/bulk-answer';
 import { loadEnrichers, loadStrategies } from './plugins/load-plugins';
-import { ProxyMetrics } from './prometheus/proxy-metrics';
-import { RequestMetrics } from './prometheus/request-metrics';
-import { environmentScrape } from './prometheus/environment-filter';
-import { registerEdgeRequestSeries } from './prometheus/edge-request-series';
 import { EdgeUpstreamSeries } from './prometheus/edge-series';
-import { registerOperatorSeries } from './prometheus/operator-series';
+import type { ProxyMetrics } from './prometheus/proxy-metrics';
+import { RequestMetrics } from './prometheus/request-metrics';
 import { upstreamExchanges, watchUpstreamExchanges } from './prometheus/upstream-exchanges';
-import { prometheusRouter } from './prometheus/router';
-import { requireReady } from './readiness/require-ready';
-import { serverSdkRouter } from './server-sdk/router';
-import { requireServerToken } from './server-sdk/server-token';
+import { StatusSampler } from './status/status-sampler';
 import { TokenValidator } from './token-validation/token-validator';
-import { registerValidationMetrics } from './token-validation/validation-metrics';
 import { validationClient } from './token-validation/validation-client';
+import { registerValidationMetrics } from './token-validation/validation-metrics';
 import { upstreamAgent } from './transport/agent';
 import type { FeatureRepository } from './upstream/feature-repository';
 
@@ -102,7 +81,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
   const enrichers = loadEnrichers(config.expCustomEnrichers);
   const agent = upstreamAgent(config);
   const httpOptions = { rejectUnauthorized: config.httpOptions.rejectUnauthorized, agent };
-  // Series of the environments (backup, change streams) are moved to the app's registry below.
+  // Series of the environments (backup, change streams) are moved to the app's registry by `appMetrics`.
   const staging = new Registry();
   // Unleash Edge's series; the exchanges are watched before any environment starts fetching.
   const identity = { appName: config.flagsAppName, instanceId: config.flagsInstanceId };
@@ -123,35 +102,15 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     onClientUsageForward: (path, result) => usageHooks.metrics?.onClientUsageForward(path, result),
   });
   const first = environments.first;
-  const features = first.features;
-  const metrics = new ProxyMetrics(features, config.prometheusCacheInterval);
-  usageHooks.metrics = metrics;
-  for (const { name } of staging.getMetricsAsArray()) {
-    const metric = staging.getSingleMetric(name);
-    if (metric) metrics.registry.registerMetric(metric);
-  }
-  registerEngineMetrics(metrics.registry, environments);
-  registerEdgeRequestSeries(metrics.registry, metrics.requestSeries, identity);
-  edgeUpstream.trackRegistrations(() => environments.environments.map((e) => e.features));
-  const environmentLabelList = environmentLabels(environments);
-  registerOperatorSeries(metrics.registry, {
-    environments: environments.environments.map((e, i) => ({
-      label: environmentLabelList[i],
-      stats: () => e.features.stats,
-    })),
-    budgets: { answer_cache: budget.evaluation.answers.budget, memo: budget.evaluation.memo },
-    streamLimit: budget.streams.limit,
+  const { metrics, scrapeViews } = appMetrics({
+    environments,
+    staging,
+    edgeUpstream,
+    identity,
+    budget,
+    prometheusCacheInterval: config.prometheusCacheInterval,
   });
-  // Several environments: a scrape shows the key's own environment's series only.
-  const scrapeViews = new Map<Environment, (text: string) => string>();
-  if (environments.environments.length > 1 || environments.named) {
-    registerEnvironmentMetrics(metrics.registry, environments);
-    const labels = environmentLabels(environments);
-    environments.environments.forEach((env, i) =>
-      scrapeViews.set(env, environmentScrape(labels[i], env === first)),
-    );
-  }
-  metrics.trackClientUsage(usageOfAll(environments.environments.map((e) => e.clientUsage)));
+  usageHooks.metrics = metrics;
 
   const validator =
     config.upstreamTokenValidation && environments.named
@@ -191,160 +150,56 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
     throw err;
   }
 
-  const proxyPath = `${config.proxyBasePath}/proxy`;
-  // The Unleash frontend API (Unleash Edge's paths): the /proxy routers, mounted at each path.
-  const frontendPath = `${config.proxyBasePath}/api/frontend`;
-  const edgeProxyPath = `${config.proxyBasePath}/api/proxy`;
-  const clientPaths = [proxyPath, frontendPath, edgeProxyPath];
-  const header = config.clientKeysHeaderName;
-  const serverTokens = config.expServerSideSdkConfig.tokens;
-  // who may call what: the key step's options of each kind of route, with their refusals
-  const {
-    frontend: frontendKeyOptions,
-    client: clientToken,
-    usage: usageKey,
-  } = keyStepOptions(keys, header, serverTokens);
-  const usageOf = (res: Response): ClientUsage => scopeOf(res).environment.clientUsage;
-
-  // The gate of every endpoint, and the same steps in front of Express's cold routes, in this order.
-  const requestMetrics = new RequestMetrics(metrics.requestSeries);
+  const sampler = config.disableStatusEndpoint
+    ? undefined
+    : new StatusSampler(metrics.requestSeries, validator);
+  const backstagePath = `${config.proxyBasePath}/internal-backstage`;
+  // Enrichers and `trustProxy` read Express's request: Express then stays in front of the front.
+  const expressInFront = enrichers.length > 0 || config.trustProxy !== false;
   const cors = corsMiddleware(config.cors);
-  const bodyResponse = [compression({ threshold: 1024 })];
-  const access = accessMiddleware(config.access);
   const gate = new Gate({
     allowed: addressCheck(config.access),
     ready: environments,
     cors: asNodeMiddleware(cors),
     corsHeaders: new CorsHeaderMemo(cors),
-    requestMetrics,
-    body: new RequestBody(config.maxBodySize),
-    bodyResponse: bodyResponse.map(asNodeMiddleware),
+    requestMetrics: new RequestMetrics(metrics.requestSeries),
+    maxBodySize: config.maxBodySize,
+    bodyResponse: [asNodeMiddleware(compression({ threshold: 1024 }))],
     errors: new ErrorAnswers(config.logger),
   });
-  const evaluationKey = frontendKey(keys, frontendKeyOptions);
-  const ofrepPath = `${config.proxyBasePath}/ofrep`;
-  // OFREP's key, resolved in one place (`resolveOfrepKey`) for its endpoints and its other routes
-  const ofrepKeyOptions = { keys, header, serverTokens };
-  const ofrep = ofrepRoutes({
-    features,
-    pipeline: first.all.pipeline,
-    streams: first.changeStreams,
-    ready: environments,
-    scopeOf: (res) => ofrepScopeOf(scopeOf(res)),
-    bodies: budget.evaluation.bodies,
-    maxBodySize: config.maxBodySize,
-    vary: config.keyVary.ofrep,
-    access: {
-      clientKeys: keys.clientKeySecrets,
-      resolve: (req, res, candidates) => resolveOfrepKey(ofrepKeyOptions, req, res, candidates),
-    },
-  });
-  const ofrepEvaluate = {
-    basePath: ofrepPath,
-    key: ofrepKey(ofrepKeyOptions),
-    bulk: ofrep.bulk,
-    scopeOf: ofrepScopeOf,
-    vary: config.keyVary.ofrep,
-  };
-  const front = new Front(gate, [
-    proxyListEndpoint({
-      paths: clientPaths,
-      key: evaluationKey,
-      memoSound: enrichers.length === 0 && config.trustProxy === false,
+  const front = new Front(
+    gate,
+    proxyEndpoints({
+      config,
+      first,
+      keys,
+      policies: keyPolicies(
+        keys,
+        config.clientKeysHeaderName,
+        config.expServerSideSdkConfig.tokens,
+        first.all,
+      ),
+      metrics,
+      scrapeViews,
+      budget,
+      backstage: backstageAnswers({
+        config,
+        environments,
+        metrics,
+        validator,
+        status: sampler && { sampler, budget, backstagePath },
+      }),
+      memoSound: !expressInFront,
     }),
-    frontendFeatureEndpoint(frontendPath, evaluationKey),
-    ofrepSingleEndpoint(ofrepEvaluate),
-    ofrepBulkEndpoint(ofrepEvaluate),
-  ]);
+  );
 
+  // Express is the shell users mount and configure (`trust proxy`); the front answers every request.
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
-  // ALLOW_LIST / DENY_LIST: 403 before anything else (the front's gate checks the same first).
-  if (access) app.use(access);
   app.use(front.middleware);
-  // Express's cold routes: every response passes the gate's request series, CORS and compression.
-  app.use(requestMetrics.middleware, cors, ...bodyResponse);
-  if (config.enableOAS) app.use(`${config.proxyBasePath}/docs`, docsRouter(config));
-  app.use(proxyPath, healthRouter(environments));
-  // Unleash Edge's internal backstage and chain endpoint (see backstage/ and edge-api/).
-  const sampler = config.disableStatusEndpoint
-    ? undefined
-    : new StatusSampler(metrics.requestSeries, validator);
-  const backstagePath = `${config.proxyBasePath}/internal-backstage`;
-  const status = sampler && { sampler, budget, backstagePath };
-  const backstage = backstageRouter({ config, environments, metrics, keys, validator, status });
-  app.use(`${config.proxyBasePath}/internal-backstage`, backstage);
-  app.use(
-    config.proxyBasePath || '/',
-    edgeValidateRouter(keys, new AddressBudget(config.edgeValidateTokensPerSecond)),
-  );
-  app.use([...clientPaths, `${config.proxyBasePath}/api/client`], requireReady(environments));
-  // These authenticate by themselves: server-side SDK tokens are accepted there. They read the
-  // first environment, which answers 503 while it is not served (another one may be).
-  const firstServed: RequestHandler = (_req, res, next) => {
-    const refused = environmentRefused(first.all);
-    if (refused) res.setHeader('Retry-After', '1');
-    next(refused);
-  };
-  app.use(
-    proxyPath,
-    serverSdkRouter({
-      features,
-      auth: [requireServerToken(serverTokens), firstServed],
-      vary: config.keyVary.clientApi,
-    }),
-  );
-  app.use(
-    clientPaths,
-    clientMetricsRouter({
-      usage: first.clientUsage,
-      usageOf,
-      auth: requireScope(usageKey),
-      maxBodySize: config.maxBodySize,
-    }),
-  );
-  // A scrape shows its key's environment, also while that environment cannot be served (ready 0).
-  app.use(
-    proxyPath,
-    prometheusRouter(
-      metrics,
-      (res) => scrapeViews.get(scopeOf(res).environment),
-      requireScope({ ...frontendKeyOptions, whileUnserved: true }),
-    ),
-  );
-  // other paths under the evaluation paths: the key first, then 404
-  app.use(clientPaths, requireScope(frontendKeyOptions));
-  // The client API for backend SDKs (Unleash Edge's): client tokens, limited to their projects.
-  const clientApiPath = `${config.proxyBasePath}/api`;
-  const clientApiAuth = requireScope(clientToken);
-  const bulkMetrics = bulkMetricsRouter({ usageOf, auth: clientApiAuth, maxBodySize: config.maxBodySize });
-  app.use(clientApiPath, bulkMetrics);
-  app.use(
-    clientApiPath,
-    serverSdkRouter({
-      features,
-      featuresOf: (res) => scopeOf(res).features,
-      auth: clientApiAuth,
-      vary: config.keyVary.clientApi,
-    }),
-  );
-  app.use(
-    clientApiPath,
-    clientMetricsRouter({
-      usage: first.clientUsage,
-      usageOf,
-      auth: clientApiAuth,
-      maxBodySize: config.maxBodySize,
-    }),
-  );
-  app.use(ofrepPath, ofrep.router);
-  app.use(notFoundHandler);
-  app.use(errorMiddleware(config.logger));
-  // Enrichers and `trustProxy` read Express's request: Express then stays in front of the front.
-  const listener: RequestListener =
-    enrichers.length === 0 && config.trustProxy === false ? front.listener(app) : app;
+  const listener: RequestListener = expressInFront ? app : front.listener(app);
 
   return Object.assign(app, {
     whenReady: () => environments.whenReady(),
@@ -357,7 +212,7 @@ export function createApp(options: ProxyOptions = {}, env: NodeJS.ProcessEnv = p
       metrics.close();
     },
     proxyConfig: config,
-    features,
+    features: first.features,
     clientUsage: first.clientUsage,
     changeStreams: first.changeStreams,
     metrics,

@@ -1,6 +1,6 @@
 import type { OperationObject, PathsObject, SchemaObject } from 'openapi3-ts/oas31';
 import { errorResponses } from '../openapi/error-responses';
-import type { BackstageSwitches } from './router';
+import type { BackstageSwitches } from './backstage-answers';
 
 const json = (description: string, schema: SchemaObject) => ({
   description,

@@ -17,7 +17,7 @@ import type { ProxyConfig } from '../config/types';
 import { ROOT_FIELDS } from '../context/build-context';
 import { contextSchema, proxyBodySchema } from '../context/schemas';
 import { backstagePaths } from '../backstage/openapi';
-import type { BackstageSwitches } from '../backstage/router';
+import type { BackstageSwitches } from '../backstage/backstage-answers';
 import { EDGE_COMPONENT_SCHEMAS, EDGE_SECURITY_SCHEMES, edgePaths } from '../edge-api/openapi';
 import { OFREP_COMPONENT_SCHEMAS, OFREP_SECURITY_SCHEMES, ofrepPaths } from '../ofrep/openapi';
 import { varyHeader } from '../openapi/response-headers';

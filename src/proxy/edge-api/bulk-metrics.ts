@@ -1,9 +1,8 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { Response } from 'express';
 import type { z } from 'zod';
 import { ValidationError } from '../../common/errors/http-errors';
 import { nameMap } from '../../common/http/data-record';
-import { jsonBody } from '../../common/http/json-body';
-import type { ClientUsage } from '../client-metrics/client-usage';
 import {
   clientMetricsSchema,
   clientRegistrationSchema,
@@ -11,17 +10,16 @@ import {
   type ClientMetricsPayload,
   type ClientRegistrationPayload,
 } from '../client-metrics/schemas';
+import { sourceOf, type UsageCall } from '../client-metrics/usage-answers';
 import { chainOf } from '../client-metrics/usage-chain';
 import { describeIssues } from '../context/schemas';
-import { scopeOf } from '../environments/require-scope';
 import { bulkMetricsSchema, type BulkMetrics } from './schemas';
 
-export interface BulkMetricsRouterOptions {
-  /** The usage of the request's token's environment. */
-  usageOf: (res: Response) => ClientUsage;
-  /** The client-token step (sets the scope). */
-  auth: RequestHandler;
-  maxBodySize: number;
+/** A bulk usage request as its gate left it: the scope of a client token, with its environment's name. */
+interface BulkCall extends UsageCall {
+  readonly scope: UsageCall['scope'] & {
+    readonly environment: UsageCall['scope']['environment'] & { readonly named: boolean; readonly name: string };
+  };
 }
 
 function parse<T extends z.ZodType>(schema: T, body: unknown, where: string): z.output<T> {
@@ -102,27 +100,19 @@ export function bulkToBuckets(
   return { buckets, registrations };
 }
 
-/** The client's address (through `trustProxy`): the unit of fairness of the usage bounds. */
-const sourceOf = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? '';
-
 /**
- * `POST /client/metrics/bulk` under `{base}/api`: Unleash Edge's bulk usage from a downstream
+ * The answer of `POST {base}/api/client/metrics/bulk`: Unleash Edge's bulk usage from a downstream
  * instance (a client token), validated whole (400 before anything is kept), answered 202, and
  * forwarded upstream with this instance's usage at the metrics interval.
  */
-export function bulkMetricsRouter(opts: BulkMetricsRouterOptions): Router {
-  const router = Router();
-  router.post('/client/metrics/bulk', opts.auth, ...jsonBody(opts.maxBodySize), (req, res) => {
-    const body = parse(bulkMetricsSchema, req.body, '');
-    const scope = scopeOf(res);
-    const named = scope.environment.named ? scope.environment.name : undefined;
-    const { buckets, registrations } = bulkToBuckets(body, named);
-    const usage = opts.usageOf(res);
-    const source = sourceOf(req);
-    const chain = chainOf(req.headers);
-    for (const r of registrations) usage.recordRegistration(r, source, chain);
-    for (const b of buckets) usage.recordMetrics(b, source, chain);
-    res.status(202).end();
-  });
-  return router;
+export function bulkMetricsAnswer(req: IncomingMessage, res: Response, call: BulkCall): void {
+  const body = parse(bulkMetricsSchema, call.body, '');
+  const { environment } = call.scope;
+  const { buckets, registrations } = bulkToBuckets(body, environment.named ? environment.name : undefined);
+  const usage = environment.clientUsage;
+  const source = sourceOf(req);
+  const chain = chainOf(req.headers);
+  for (const r of registrations) usage.recordRegistration(r, source, chain);
+  for (const b of buckets) usage.recordMetrics(b, source, chain);
+  res.status(202).end();
 }

@@ -15,14 +15,15 @@ interface Target {
 }
 
 /**
- * The one entry of every request an endpoint serves: it finds the endpoint by method and path,
- * and runs the gate (`gate.ts`) in front of it. What no endpoint serves (the docs UI, preflights,
- * unknown paths) is left to the Express app, whose middleware and error handler answer it.
+ * The one entry of every request: it finds the endpoint by method and path (the declared routes,
+ * then the prefixes' fallbacks, the last of them `/*`), and runs the gate (`gate.ts`) in front of
+ * it. Preflights are answered by the gate's CORS step; unknown paths by a fallback's 404.
  *
- * Two ways in, the same front: `middleware` is the Express app's first middleware (an app mounted
+ * Two ways in, the same front: `middleware` is the Express app's only middleware (an app mounted
  * in a host Express app, or given to `http.createServer` as is); `listener(app)` is a server's
- * request listener that reaches Express only for what no endpoint serves (`start()` and cluster
- * workers use it, so the endpoints' requests do not pay for Express's request set-up).
+ * request listener that reaches Express only for the endpoints that read Express's request
+ * (`start()` and cluster workers use it, so the evaluation requests do not pay for Express's
+ * request set-up).
  */
 export class Front {
   private readonly table = new RouteTable<Target>();
@@ -36,21 +37,27 @@ export class Front {
         this.table.add(method, path, { endpoint, label: routeTemplate('', path) });
   }
 
-  /** Serves a request when an endpoint answers its method and path; false otherwise (nothing written). */
-  serve(req: IncomingMessage, res: ServerResponse): boolean {
+  /**
+   * Serves a request: every method and path is some endpoint's (the last of them answers 404).
+   * False only for an endpoint that reads Express's request, when `viaExpress` is false: nothing
+   * is written then, and the request is to be handed to the Express app (whose first middleware
+   * is this front).
+   */
+  serve(req: IncomingMessage, res: ServerResponse, viaExpress: boolean): boolean {
     let url = req.url ?? '/';
     if (url.charCodeAt(0) !== SLASH) {
-      // The absolute form (`GET http://host/api/frontend`): read, and handed on, as its origin form.
-      const origin = splitTarget(url)?.origin;
-      if (origin === undefined) return false;
-      url = req.url = origin;
+      // The absolute form (`GET http://host/api/frontend`): read, and handed on, as its origin form;
+      // a target that is neither is no path of ours (the last endpoint's 404).
+      url = req.url = splitTarget(url)?.origin ?? `/${url}`;
     }
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const match = this.table.match(req.method ?? 'GET', path);
-    if (match === undefined) return false;
-    const mountPath = (req as { baseUrl?: string }).baseUrl ?? '';
+    if (match === undefined)
+      throw new Error(`front: no endpoint for ${path}; a fallback for '/*' is required`);
     const { endpoint, label } = match.target;
+    if (endpoint.express === true && !viaExpress) return false;
+    const mountPath = (req as { baseUrl?: string }).baseUrl ?? '';
     const call = new FrontCall(
       req,
       res,
@@ -65,15 +72,15 @@ export class Front {
     return true;
   }
 
-  /** The front as the Express app's first middleware. */
-  readonly middleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
-    if (!this.serve(req, res)) next();
+  /** The front as the Express app's first (and only) middleware. */
+  readonly middleware = (req: IncomingMessage, res: ServerResponse): void => {
+    this.serve(req, res, true);
   };
 
-  /** The front as a server's request listener, handing what no endpoint serves to `app`. */
+  /** The front as a server's request listener, handing the endpoints that read Express's request to `app`. */
   listener(app: RequestListener): RequestListener {
     return (req, res) => {
-      if (!this.serve(req, res)) app(req, res);
+      if (!this.serve(req, res, false)) app(req, res);
     };
   }
 }
@@ -98,7 +105,12 @@ class FrontCall implements MutableCall {
     private readonly gate: Gate,
   ) {}
 
+  private followed = false;
+
   bodyFollows(): void {
+    // once: the response middleware wraps the response's methods, a second run would wrap them again
+    if (this.followed) return;
+    this.followed = true;
     this.gate.bodyFollows(this.req, this.res);
   }
 }

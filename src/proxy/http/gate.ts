@@ -7,7 +7,7 @@ import type { CorsHeaderMemo } from '../cors/cors-headers';
 import type { ScopeServing } from '../environments/environment';
 import { UNMATCHED_ROUTE, type RequestMetrics } from '../prometheus/request-metrics';
 import type { Call, Endpoint } from './endpoint';
-import type { RequestBody } from './request-body';
+import { RequestBody } from './request-body';
 
 export interface GateOptions {
   /** ALLOW_LIST / DENY_LIST on the client address; none without lists. */
@@ -19,8 +19,8 @@ export interface GateOptions {
   corsHeaders: CorsHeaderMemo;
   /** Request series (`flags_proxy_http_requests_total`, durations). */
   requestMetrics: RequestMetrics;
-  /** The body step. */
-  body: RequestBody;
+  /** The body step's limit, unless an endpoint declares its own. */
+  maxBodySize: number;
   /** The response middleware of answers with a body (compression). */
   bodyResponse: readonly NodeMiddleware[];
   /** The standard error shape. */
@@ -35,13 +35,16 @@ const ADDRESS_REFUSED = new NoAccessError(
 const NOT_READY = 'flags-proxy is not ready: it has not yet synchronised flag definitions with the upstream';
 
 /**
- * The gate every request of an endpoint passes, once, in this order: the address lists (403),
- * CORS headers, readiness, the key → scope step, the request series (labelled by route from here;
- * a refusal before is `unmatched`), the body, then the endpoint, with compression for answers
- * with a body and the endpoint's error shape for anything that fails. Each step is synchronous
- * when it can be: a known key and a plain body answer without a promise.
+ * The gate every request passes, once, in this order: the address lists (403), CORS headers (a
+ * preflight is answered here), readiness, the key → scope step, the request series (labelled by
+ * route from here; a refusal before is `unmatched`), the body, then the endpoint, with compression
+ * for answers with a body and the endpoint's error shape for anything that fails. Each step is
+ * written here only; each is synchronous when it can be: a known key and a plain body answer
+ * without a promise.
  */
 export class Gate {
+  private readonly bodies = new Map<number, RequestBody>();
+
   constructor(private readonly options: GateOptions) {}
 
   /** Runs the gate and the endpoint for a request the front matched. */
@@ -52,12 +55,23 @@ export class Gate {
       sendError(res, ADDRESS_REFUSED);
       return;
     }
-    const cors = this.options.corsHeaders.headersFor(req.headers.origin);
+    const cors =
+      endpoint.ownHeaders === true && req.method !== 'OPTIONS'
+        ? this.options.corsHeaders.headersFor(req.headers.origin)
+        : undefined;
     if (cors) call.cors = cors;
     else {
-      // what the memo cannot tell, the middleware sets on the response itself
+      // what the memo cannot tell, and every response of the other endpoints: on the response itself
       call.cors = CORS_ON_RESPONSE;
-      this.options.cors(req, res, () => undefined);
+      let passed = false;
+      this.options.cors(req, res, () => {
+        passed = true;
+      });
+      if (!passed) {
+        // a preflight, answered by the CORS step
+        this.record(call, UNMATCHED_ROUTE);
+        return;
+      }
     }
     if (endpoint.needsReady && !this.options.ready.isReady()) {
       res.setHeader('Retry-After', '1');
@@ -91,7 +105,7 @@ export class Gate {
 
   /** From here the request is the route's: series labelled by it, then the body and the endpoint. */
   private admitted(call: MutableCall, endpoint: Endpoint, label: string): void {
-    call.label = label;
+    call.label = endpoint.fallback === true ? UNMATCHED_ROUTE : label;
     try {
       call.params = decodeParams(call.rawParams);
     } catch (err) {
@@ -103,7 +117,7 @@ export class Gate {
       this.serve(call, endpoint);
       return;
     }
-    this.options.body.read(call.req, call.res, (err, body) => {
+    this.bodyStep(endpoint.bodyLimit ?? this.options.maxBodySize).read(call.req, call.res, (err, body) => {
       if (err !== undefined) {
         this.fail(call, endpoint, err);
         this.record(call);
@@ -114,9 +128,16 @@ export class Gate {
     });
   }
 
+  private bodyStep(limit: number): RequestBody {
+    let step = this.bodies.get(limit);
+    if (step === undefined) this.bodies.set(limit, (step = new RequestBody(limit)));
+    return step;
+  }
+
   /** The endpoint's answer, and its series entry once the response is written (or closed). */
   private serve(call: MutableCall, endpoint: Endpoint): void {
     try {
+      if (endpoint.ownHeaders !== true) call.bodyFollows();
       const answered = endpoint.serve(call);
       if (answered) answered.catch((err: unknown) => this.fail(call, endpoint, err));
     } catch (err) {
@@ -126,13 +147,8 @@ export class Gate {
     else call.res.once('close', () => this.record(call));
   }
 
-  private record(call: MutableCall): void {
-    this.options.requestMetrics.record(
-      call.req.method ?? 'GET',
-      call.label,
-      call.res.statusCode,
-      call.startedAt,
-    );
+  private record(call: MutableCall, label = call.label): void {
+    this.options.requestMetrics.record(call.req.method ?? 'GET', label, call.res.statusCode, call.startedAt);
   }
 
   /**
@@ -149,12 +165,8 @@ export class Gate {
     )
       sendError(call.res, err, withVary(call.cors, 'Accept-Encoding'));
     else this.fail(call, endpoint, err);
-    this.options.requestMetrics.record(
-      call.req.method ?? 'GET',
-      UNMATCHED_ROUTE,
-      call.res.statusCode,
-      call.startedAt,
-    );
+    if (call.res.writableEnded) this.record(call, UNMATCHED_ROUTE);
+    else call.res.once('close', () => this.record(call, UNMATCHED_ROUTE));
   }
 
   /** Answers a failure in the endpoint's shape, as the app's middleware would have: CORS, compression, error. */

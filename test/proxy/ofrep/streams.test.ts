@@ -172,13 +172,18 @@ describe('OFREP change stream', () => {
   });
 
   test('never puts the token or key into metric labels', async () => {
-    const { url } = await serve();
-    await openStream(tokenUrl(url));
+    const { app, url } = await serve();
+    const stream = await openStream(tokenUrl(url));
     await fetch(`${url}${STREAM}?token=wrong-token-value`);
+    // a stream is counted once it ends; a refused one before its route, as `unmatched`
+    stream.close();
+    await waitFor(() => app.changeStreams.size === 0);
+    await waitFor(async () => (await metricsText(url)).includes('route="/ofrep/v1/flag-changes"'));
     const text = await metricsText(url);
     expect(text).not.toContain(streamToken(CLIENT_KEY));
     expect(text).not.toContain('wrong-token-value');
-    expect(text).toContain('route="/ofrep/v1/flag-changes"');
+    expect(text).toMatch(/flags_proxy_http_requests_total\{method="GET",route="\/ofrep\/v1\/flag-changes",status="200"\} 1/);
+    expect(text).toMatch(/flags_proxy_http_requests_total\{method="GET",route="unmatched",status="401"\} 1/);
   });
 
   test('counts open streams in Prometheus', async () => {

@@ -19,6 +19,7 @@ export function frontendFeatureEndpoint(frontendPath: string, key: KeyPolicy): E
       ['POST', path],
     ],
     needsReady: true,
+    ownHeaders: true,
     key,
     jsonBody: true,
     serve(call) {

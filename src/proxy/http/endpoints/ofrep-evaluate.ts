@@ -21,7 +21,8 @@ export interface OfrepEvaluateOptions {
   vary: string;
 }
 
-const ofrepErrors: ErrorShape = (err, call) => ofrepErrorAnswer(err, call.path, call.res);
+/** OFREP's own answers to failures (`ofrep/errors.ts`), the standard shape for the rest. */
+export const ofrepErrors: ErrorShape = (err, call) => ofrepErrorAnswer(err, call.path, call.res);
 
 /** The full context of an OFREP request: the body's, checked by `input`, through the scope's context step. */
 function contextOf(call: Call, input: ReturnType<typeof ofrepInput>): Context | Promise<Context> {
@@ -61,6 +62,7 @@ export function ofrepSingleEndpoint(options: OfrepEvaluateOptions): Endpoint {
   return {
     routes: [['POST', `${options.basePath}/v1/evaluate/flags/:key`]],
     needsReady: true,
+    ownHeaders: true,
     key: options.key,
     jsonBody: true,
     errors: ofrepErrors,
@@ -94,6 +96,7 @@ export function ofrepBulkEndpoint(options: OfrepEvaluateOptions): Endpoint {
   return {
     routes: [['POST', `${options.basePath}/v1/evaluate/flags`]],
     needsReady: true,
+    ownHeaders: true,
     key: options.key,
     jsonBody: true,
     errors: ofrepErrors,

@@ -33,6 +33,7 @@ export function proxyListEndpoint(options: ProxyListOptions): Endpoint {
       ['POST', `${p}/all`],
     ]),
     needsReady: true,
+    ownHeaders: true,
     key: options.key,
     jsonBody: true,
     serve(call) {

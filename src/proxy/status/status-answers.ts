@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Router, type Response } from 'express';
+import type { Response } from 'express';
 import { packageRoot } from '../../common/files/package-root';
 import { cachedRender } from '../prometheus/cached-render';
 import { statusReport, type StatusSources } from './status-report';
@@ -43,12 +43,15 @@ function secured(res: Response): Response {
 }
 
 /**
- * `{base}/internal-backstage/status` (the page), `status.json` (its data: one rendering per second
+ * The answers of `{base}/internal-backstage/status` (the page), `status.json` (its data: one rendering per second
  * at most, whoever asks) and `status/<asset>` (its script and style, and uPlot's, from this
  * package). No parameter is read; the page polls the JSON and draws it with textContent only.
  */
-export function statusRouter(sources: StatusSources, backstagePath: string): Router {
-  const router = Router();
+export function statusAnswers(
+  sources: StatusSources,
+  backstagePath: string,
+): Array<{ path: string; serve: (req: unknown, res: Response) => void | Promise<void> }> {
+  const answers: Array<{ path: string; serve: (req: unknown, res: Response) => void | Promise<void> }> = [];
   const startedAt = Date.now() - Math.round(process.uptime() * 1000);
   const render = cachedRender(
     () => Promise.resolve(JSON.stringify(statusReport(sources, startedAt))),
@@ -64,21 +67,30 @@ export function statusRouter(sources: StatusSources, backstagePath: string): Rou
     return found;
   };
   const base = escapeHtml(backstagePath);
-  router.get('/status', (_req, res) => {
-    const html = read('page', () =>
-      Buffer.from(readFileSync(pageFile('index.html')(), 'utf8').replaceAll('{{backstage}}', base)),
-    );
-    secured(res).setHeader('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(html);
+  answers.push({
+    path: '/status',
+    serve: (_req, res) => {
+      const html = read('page', () =>
+        Buffer.from(readFileSync(pageFile('index.html')(), 'utf8').replaceAll('{{backstage}}', base)),
+      );
+      secured(res).setHeader('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(html);
+    },
   });
-  router.get('/status.json', async (_req, res) => {
-    const text = await render();
-    secured(res).setHeader('Cache-Control', 'no-store').type('application/json; charset=utf-8').send(text);
+  answers.push({
+    path: '/status.json',
+    serve: async (_req, res) => {
+      const text = await render();
+      secured(res).setHeader('Cache-Control', 'no-store').type('application/json; charset=utf-8').send(text);
+    },
   });
   for (const [name, asset] of Object.entries(ASSETS)) {
-    router.get(`/status/${name}`, (_req, res) => {
-      const body = read(name, () => readFileSync(asset.file()));
-      secured(res).setHeader('Cache-Control', 'max-age=300').type(asset.type).send(body);
+    answers.push({
+      path: `/status/${name}`,
+      serve: (_req, res) => {
+        const body = read(name, () => readFileSync(asset.file()));
+        secured(res).setHeader('Cache-Control', 'max-age=300').type(asset.type).send(body);
+      },
     });
   }
-  return router;
+  return answers;
 }

@@ -1,7 +1,8 @@
 import { setMaxListeners } from 'node:events';
-import { Router } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { Response } from 'express';
 import { TooManyRequests, ValidationError } from '../../common/errors/http-errors';
-import { jsonBody } from '../../common/http/json-body';
+import { sourceOf } from '../client-metrics/usage-answers';
 import { describeIssues } from '../context/schemas';
 import type { ScopeServing } from '../environments/environment';
 import type { KeyKind, KeyScopes } from '../environments/key-scopes';
@@ -10,7 +11,6 @@ import { parseUnleashToken } from '../token-validation/unleash-token';
 import { clientGone, retryAfter, ValidationUnavailable } from '../token-validation/validation-unavailable';
 import { budgetHolder, type AddressBudget } from './address-budget';
 import {
-  EDGE_VALIDATE_BODY_LIMIT,
   MAX_TOKENS_PER_VALIDATION,
   validateTokensSchema,
   type ValidatedEdgeToken,
@@ -49,7 +49,8 @@ async function verdictOf(
 }
 
 /**
- * `POST /edge/validate` at `{base}`, so an instance of ours or an Unleash Edge can use this one as
+ * The answer of `POST /edge/validate` at `{base}` (its body at most `EDGE_VALIDATE_BODY_LIMIT`, read
+ * by the gate), so an instance of ours or an Unleash Edge can use this one as
  * its upstream: of the tokens sent (Unleash's format only, at most 250, body at most 100 KiB), those
  * this instance would serve — configured here, or confirmed by its own upstream through the
  * `TokenValidator` (batched, bounded, remembered) — with their type, environment and projects. A
@@ -59,26 +60,22 @@ async function verdictOf(
  * per second (`edgeValidateTokensPerSecond`): past it, 429 with `Retry-After`. The request is one
  * caller of the validation queue, so its tokens never push out another caller's key.
  */
-export function edgeValidateRouter(keys: KeyScopes, budget: AddressBudget): Router {
-  const router = Router();
-  router.post('/edge/validate', ...jsonBody(EDGE_VALIDATE_BODY_LIMIT), async (req, res, next) => {
-    const parsed = validateTokensSchema.safeParse(req.body);
-    if (!parsed.success) {
-      next(new ValidationError(`Invalid request body: ${describeIssues(parsed.error)}`));
-      return;
-    }
+export function edgeValidateAnswer(
+  keys: KeyScopes,
+  budget: AddressBudget,
+): (req: IncomingMessage, res: Response, call: { body: unknown }) => Promise<void> {
+  return async (req, res, call) => {
+    const parsed = validateTokensSchema.safeParse(call.body);
+    if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssues(parsed.error)}`);
     const tokens = [...new Set(parsed.data.tokens)].filter((t) => parseUnleashToken(t) !== undefined);
     // each token costs what a request of its own to a frontend endpoint would: a guess
-    const address = budgetHolder(req.ip ?? req.socket.remoteAddress ?? '');
+    const address = budgetHolder(sourceOf(req));
     const wait = tokens.length === 0 ? 0 : budget.spend(address, tokens.length);
     if (wait > 0) {
       res.setHeader('Retry-After', String(wait));
-      next(
-        new TooManyRequests(
-          `Too many tokens asked about from this address: at most ${budget.perSecond} a second (${budget.burst} at once); retry after ${wait} s`,
-        ),
+      throw new TooManyRequests(
+        `Too many tokens asked about from this address: at most ${budget.perSecond} a second (${budget.burst} at once); retry after ${wait} s`,
       );
-      return;
     }
     // one signal of the client going for every token it waits for: one listener on the response,
     // and one per waiting token on the signal (up to the request's token limit)
@@ -94,13 +91,9 @@ export function edgeValidateRouter(keys: KeyScopes, budget: AddressBudget): Rout
     const caller = new ValidationCaller();
     const verdicts = await Promise.all(tokens.map((t) => verdictOf(keys, t, gone, caller)));
     const unavailable = verdicts.find((v): v is ValidationUnavailable => v instanceof ValidationUnavailable);
-    if (unavailable) {
-      next(retryAfter(res, unavailable));
-      return;
-    }
+    if (unavailable) throw retryAfter(res, unavailable);
     const confirmed = verdicts.filter((v): v is ValidatedEdgeToken => v !== undefined);
     res.setHeader('Cache-Control', 'no-store');
     res.status(200).json({ tokens: confirmed });
-  });
-  return router;
+  };
 }

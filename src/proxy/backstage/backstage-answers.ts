@@ -1,16 +1,14 @@
-import { Router, type RequestHandler } from 'express';
-import { AuthenticationRequired, NoAccessError } from '../../common/errors/http-errors';
-import { keyFromHeader } from '../auth/client-key';
-import type { KeyScopes } from '../environments/key-scopes';
+import type { Response } from 'express';
 import type { EnvironmentRegistry } from '../environments/registry';
-import { environmentRefused, resolveRequestKey, scopeOf } from '../environments/require-scope';
 import type { ProxyMetrics } from '../prometheus/proxy-metrics';
-import { clientGone, retryAfter, ValidationUnavailable } from '../token-validation/validation-unavailable';
+import { scrapeAnswer } from '../prometheus/scrape-answer';
 import type { ProxyConfig } from '../config/types';
 import type { TokenValidator } from '../token-validation/token-validator';
 import type { ProcessBudget } from '../environments/process-budget';
+import type { ScopeServing } from '../environments/environment';
 import type { StatusSampler } from '../status/status-sampler';
-import { statusRouter } from '../status/status-router';
+import { statusAnswers } from '../status/status-answers';
+import type { ExpressServe } from '../http/endpoint';
 import { knownTokenSources, knownTokens } from './known-tokens';
 import { metricsBatch } from './metrics-batch';
 
@@ -37,10 +35,17 @@ export interface BackstageOptions {
     BackstageSwitches;
   environments: EnvironmentRegistry;
   metrics: ProxyMetrics;
-  keys: KeyScopes;
   validator: TokenValidator | undefined;
   /** The status page's samples; undefined with `DISABLE_STATUS_ENDPOINT`. */
   status?: { sampler: StatusSampler; budget: ProcessBudget; backstagePath: string };
+}
+
+/** One answer of the backstage, at its path under `{base}/internal-backstage`. */
+export interface BackstageAnswer {
+  readonly path: string;
+  readonly serve: ExpressServe;
+  /** Served to a client (backend) token only (`features`): a frontend key is a 403. */
+  readonly backendToken?: true;
 }
 
 /** Edge's body of a ready check that fails (`EdgeError::NotReady`). */
@@ -50,50 +55,22 @@ const NOT_READY_BODY = JSON.stringify({
 });
 
 /**
- * `/features` is served to a client (backend) token only, and shows what that token may read: a
- * missing or unknown token is a 401, a frontend key a 403, a token whose environment is not served
- * now a 503.
- */
-function clientTokenOnly(keys: KeyScopes): RequestHandler {
-  const attempts = [{ header: 'authorization', kind: 'client' as const }];
-  const missing = new AuthenticationRequired('Missing client token: send it in the "authorization" header');
-  const invalid = new AuthenticationRequired('Invalid client token in the "authorization" header');
-  const frontendKey = new NoAccessError(
-    '/internal-backstage/features shows flag definitions: it needs a client (backend) token, not a frontend key',
-  );
-  return async (req, res, next) => {
-    const serving = await resolveRequestKey({ keys, attempts, missing, invalid }, req.headers, () =>
-      clientGone(res),
-    );
-    if (serving instanceof ValidationUnavailable) return next(retryAfter(res, serving));
-    if (serving instanceof AuthenticationRequired) {
-      const key = keyFromHeader(req.headers.authorization);
-      return next(key !== undefined && keys.known(key, 'frontend') ? frontendKey : serving);
-    }
-    const refused = environmentRefused(serving);
-    if (refused) {
-      res.setHeader('Retry-After', '1');
-      return next(refused);
-    }
-    res.locals.scope = serving;
-    next();
-  };
-}
-
-/**
- * Unleash Edge's internal backstage, mounted at `{base}/internal-backstage`, without a key except
+ * Unleash Edge's internal backstage, under `{base}/internal-backstage`, without a key except
  * `features`: `health` (200 whenever the process serves), `ready` (503 until any environment holds
  * definitions), `metrics` (the Prometheus exposition, unfiltered), `tokens`, `metricsbatch`,
- * `features`. A switched-off endpoint is not routed (404), as in Edge.
+ * `features`, and the status page. A switched-off endpoint is not routed (404), as in Edge.
  */
-export function backstageRouter(opts: BackstageOptions): Router {
-  const router = Router();
+export function backstageAnswers(opts: BackstageOptions): BackstageAnswer[] {
+  const answers: BackstageAnswer[] = [];
+  const get = (path: string, serve: ExpressServe, backendToken?: true): void => {
+    answers.push({ path, serve, backendToken });
+  };
   const { environments, config: switches } = opts;
   const tokens = knownTokenSources(opts.config, opts.validator);
-  router.get('/health', (_req, res) => {
+  get('/health', (_req, res) => {
     res.status(200).json({ status: 'OK' });
   });
-  router.get('/ready', (_req, res) => {
+  get('/ready', (_req, res) => {
     if (environments.isReady()) {
       res.status(200).json({ status: 'READY' });
       return;
@@ -104,19 +81,14 @@ export function backstageRouter(opts: BackstageOptions): Router {
       .setHeader('Retry-After', '1')
       .send(NOT_READY_BODY);
   });
-  if (!switches.disableMetricsEndpoint) {
-    router.get('/metrics', async (_req, res) => {
-      const text = await opts.metrics.scrape();
-      res.status(200).type(opts.metrics.registry.contentType).send(text);
-    });
-  }
+  if (!switches.disableMetricsEndpoint) get('/metrics', scrapeAnswer(opts.metrics));
   if (!switches.disableTokensEndpoint) {
-    router.get('/tokens', (_req, res) => {
+    get('/tokens', (_req, res) => {
       res.status(200).json(knownTokens({ environments, ...tokens }));
     });
   }
   if (!switches.disableMetricsBatchEndpoint) {
-    router.get('/metricsbatch', (_req, res) => {
+    get('/metricsbatch', (_req, res) => {
       res.status(200).json(metricsBatch(environments.environments.map((e) => e.clientUsage)));
     });
   }
@@ -125,16 +97,19 @@ export function backstageRouter(opts: BackstageOptions): Router {
     const tokenInfo = switches.disableTokensEndpoint
       ? undefined
       : () => knownTokens({ environments, ...tokens });
-    router.use(
-      statusRouter({ config: opts.config, environments, budget, sampler, tokens: tokenInfo }, backstagePath),
-    );
+    for (const answer of statusAnswers(
+      { config: opts.config, environments, budget, sampler, tokens: tokenInfo },
+      backstagePath,
+    ))
+      get(answer.path, answer.serve);
   }
   if (!switches.disableFeaturesEndpoint) {
-    router.get('/features', clientTokenOnly(opts.keys), (_req, res) => {
-      const serving = scopeOf(res);
+    const features = (_req: unknown, res: Response, call: { scope: ScopeServing }): void => {
+      const serving = call.scope;
       res.setHeader('Cache-Control', 'no-store');
       res.status(200).json({ [serving.environment.name]: serving.features.clientFeatures() });
-    });
+    };
+    get('/features', features, true);
   }
-  return router;
+  return answers;
 }

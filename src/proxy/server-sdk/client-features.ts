@@ -1,15 +1,12 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { Request, Response } from 'express';
 import type { ClientFeaturesResponse } from 'unleash-client';
 import { etagMatches, weakEtag } from '../../common/http/etag';
 import { addVary } from '../../common/http/vary';
 import type { FeatureRepository } from '../upstream/feature-repository';
 
-export interface ServerSdkRouterOptions {
-  features: FeatureRepository;
-  /** The definitions of the request's key scope, when they depend on it (else `features`). */
-  featuresOf?: (res: Response) => FeatureRepository;
-  /** Authentication of this route: a server-side SDK token (and what must pass after it). */
-  auth: RequestHandler | RequestHandler[];
+export interface ClientFeaturesOptions {
+  /** The definitions of the request's key scope (the gate's key step found it). */
+  featuresOf: (call: { scope: { features: FeatureRepository } }) => FeatureRepository;
   /** The `Vary` of its answers (`KeyVary.clientApi`): the token decides whether and what it reads. */
   vary: string;
 }
@@ -31,12 +28,14 @@ function filterOf(req: Request): { project?: string; namePrefix?: string } {
 }
 
 /**
- * `GET /client/features` under `{prefix}/proxy`: the client API's `{version: 2, features, segments}`
- * of the definitions this proxy holds, so a server-side SDK or another proxy can use it as its
- * upstream. Weak ETag; 304 when `If-None-Match` matches. A body is rendered once per revision and filter.
+ * The answer of `GET {prefix}/proxy/client/features` and `{prefix}/api/client/features`: the client
+ * API's `{version: 2, features, segments}` of the definitions the key's scope holds, so a
+ * server-side SDK or another proxy can use it as its upstream. Weak ETag; 304 when `If-None-Match`
+ * matches. A body is rendered once per revision and filter.
  */
-export function serverSdkRouter(opts: ServerSdkRouterOptions): Router {
-  const router = Router();
+export function clientFeaturesAnswer(
+  opts: ClientFeaturesOptions,
+): (req: Request, res: Response, call: { scope: { features: FeatureRepository } }) => void {
   // Per repository (a scope's view): the revision its bodies belong to and the bodies per filter.
   const caches = new WeakMap<FeatureRepository, { revision: number; bodies: Map<string, Rendered> }>();
 
@@ -72,8 +71,8 @@ export function serverSdkRouter(opts: ServerSdkRouterOptions): Router {
     return rendered;
   };
 
-  router.get('/client/features', ...[opts.auth].flat(), (req: Request, res: Response) => {
-    const { body, etag } = render(opts.featuresOf?.(res) ?? opts.features, filterOf(req));
+  return (req, res, call) => {
+    const { body, etag } = render(opts.featuresOf(call), filterOf(req));
     res.setHeader('ETag', etag);
     res.setHeader('Cache-Control', 'no-cache');
     addVary(res, opts.vary);
@@ -84,7 +83,5 @@ export function serverSdkRouter(opts: ServerSdkRouterOptions): Router {
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Content-Length', Buffer.byteLength(body));
     res.status(200).end(body);
-  });
-
-  return router;
+  };
 }
