@@ -18,7 +18,10 @@ import { bulkMetricsSchema, type BulkMetrics } from './schemas';
 /** A bulk usage request as its gate left it: the scope of a client token, with its environment's name. */
 interface BulkCall extends UsageCall {
   readonly scope: UsageCall['scope'] & {
-    readonly environment: UsageCall['scope']['environment'] & { readonly named: boolean; readonly name: string };
+    readonly environment: UsageCall['scope']['environment'] & {
+      readonly named: boolean;
+      readonly name: string;
+    };
   };
 }
 

@@ -10,11 +10,7 @@ import { ValidationCaller } from '../token-validation/token-validator';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 import { clientGone, retryAfter, ValidationUnavailable } from '../token-validation/validation-unavailable';
 import { budgetHolder, type AddressBudget } from './address-budget';
-import {
-  MAX_TOKENS_PER_VALIDATION,
-  validateTokensSchema,
-  type ValidatedEdgeToken,
-} from './schemas';
+import { MAX_TOKENS_PER_VALIDATION, validateTokensSchema, type ValidatedEdgeToken } from './schemas';
 
 const KINDS: readonly KeyKind[] = ['frontend', 'client'];
 

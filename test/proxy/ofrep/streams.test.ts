@@ -182,7 +182,9 @@ describe('OFREP change stream', () => {
     const text = await metricsText(url);
     expect(text).not.toContain(streamToken(CLIENT_KEY));
     expect(text).not.toContain('wrong-token-value');
-    expect(text).toMatch(/flags_proxy_http_requests_total\{method="GET",route="\/ofrep\/v1\/flag-changes",status="200"\} 1/);
+    expect(text).toMatch(
+      /flags_proxy_http_requests_total\{method="GET",route="\/ofrep\/v1\/flag-changes",status="200"\} 1/,
+    );
     expect(text).toMatch(/flags_proxy_http_requests_total\{method="GET",route="unmatched",status="401"\} 1/);
   });
 
