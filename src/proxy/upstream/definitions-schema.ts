@@ -4,6 +4,7 @@ import {
   crossReferenceProblems,
   type CrossReferenceProblem,
 } from '../../common/definitions/cross-references';
+import { STRATEGY_PARAMETERS } from '../../common/definitions/strategy-parameters';
 import {
   constraintFields,
   dependencyFields,
@@ -82,17 +83,7 @@ const variants = z
 const parameters = z.record(z.string(), z.union([z.string(), z.number()]));
 type Parameters = z.infer<typeof parameters>;
 
-/** Built-in strategies and the parameters their code reads, with what each must be. */
 const PERCENTAGE = 'a percentage from 0 to 100';
-const STRATEGY_PARAMETERS: Record<string, Record<string, 'percentage' | 'string'>> = {
-  flexibleRollout: { rollout: 'percentage' },
-  gradualRolloutUserId: { percentage: 'percentage' },
-  gradualRolloutSessionId: { percentage: 'percentage' },
-  gradualRolloutRandom: { percentage: 'percentage' },
-  userWithId: { userIds: 'string' },
-  remoteAddress: { IPs: 'string' },
-  applicationHostname: { hostNames: 'string' },
-};
 
 function checkParameters(
   name: string,
@@ -100,7 +91,7 @@ function checkParameters(
   hasVariants: boolean,
   ctx: z.RefinementCtx,
 ): void {
-  const needed = STRATEGY_PARAMETERS[name];
+  const needed = STRATEGY_PARAMETERS.get(name);
   if (!given) {
     // the SDK reads `parameters.<name>` (and `parameters.stickiness` for strategy variants)
     if (needed || hasVariants)
@@ -114,16 +105,16 @@ function checkParameters(
       message: 'stickiness must be a string',
     });
   }
-  for (const [key, kind] of Object.entries(needed ?? {})) {
-    const value = given[key];
-    const ok =
-      kind === 'string'
-        ? typeof value === 'string'
-        : isNumeric(value) && Number(value) >= 0 && Number(value) <= 100;
-    if (!ok) {
-      const message = `strategy ${name} needs ${kind === 'string' ? 'a string' : PERCENTAGE} in "${key}"`;
-      ctx.addIssue({ code: 'custom', path: ['parameters', key], message });
-    }
+  if (needed === undefined) return;
+  const { name: key, kind } = needed;
+  const value = given[key];
+  const ok =
+    kind === 'string'
+      ? typeof value === 'string'
+      : isNumeric(value) && Number(value) >= 0 && Number(value) <= 100;
+  if (!ok) {
+    const message = `strategy ${name} needs ${kind === 'string' ? 'a string' : PERCENTAGE} in "${key}"`;
+    ctx.addIssue({ code: 'custom', path: ['parameters', key], message });
   }
 }
 
