@@ -6,7 +6,7 @@ import { sourceOf } from '../client-metrics/usage-answers';
 import { describeIssues } from '../context/schemas';
 import type { ScopeServing } from '../environments/environment';
 import type { KeyKind, KeyScopes } from '../environments/key-scopes';
-import { ValidationCaller } from '../token-validation/token-validator';
+import { ValidationCaller } from '../token-validation/waiting-tokens';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 import { clientGone, retryAfter, ValidationUnavailable } from '../token-validation/validation-unavailable';
 import { budgetHolder, type AddressBudget } from './address-budget';

@@ -1,6 +1,6 @@
 import { templateSignature } from './answer-templates';
 import type { AnswerPass } from './answer-pass';
-import { QUARANTINED, type Outcome } from './plan';
+import { QUARANTINED, type Outcome } from './outcomes';
 import type { Selection } from './requests';
 import { fromTemplate, makeTemplate } from './template-pass';
 import { disabledToggle, toggleEntry } from './toggle-json';

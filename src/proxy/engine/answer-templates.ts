@@ -1,5 +1,5 @@
 import { murmurHash32 } from '../upstream/murmur-hash';
-import type { Outcome } from './plan';
+import type { Outcome } from './outcomes';
 
 /**
  * The part of an answer listing every toggle (`/proxy`, `/proxy/all`) that does not depend on who

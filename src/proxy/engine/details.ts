@@ -8,7 +8,7 @@ import type {
   FeatureRepository,
   SdkVariant,
 } from '../upstream/feature-repository';
-import { parentsOf } from './plan';
+import { parentsOf } from './compile-toggle';
 import { disabledToggle, toEvaluatedToggle } from './toggle-json';
 
 /**

@@ -10,7 +10,8 @@ import { BodyForms } from './body-forms';
 import { clockWindow, combine, isDeterministic, type Determinism } from './determinism';
 import { bodyEtag, derivedEtag } from './etag';
 import { EvaluationMemory } from './evaluation-memory';
-import { compilePlan, QUARANTINED, type Outcome, type Plan } from './plan';
+import { QUARANTINED, type Outcome } from './outcomes';
+import { compilePlan, type Plan } from './plan';
 import { referenceBody, referenceToggle, uniqueNames } from './reference-path';
 import type { AnswerShape, Prepared, Reply, Selection, ShapedAnswer } from './requests';
 import { keptBytes, Revision } from './revision';
@@ -332,18 +333,18 @@ export class Evaluator {
   private revisionOf(fast: FastEvaluation): Revision {
     const revision = this.features.revision;
     if (this.state?.plan.revision === revision) return this.state;
-    const plan = compilePlan(
+    const plan = compilePlan({
       revision,
-      this.features,
+      features: this.features,
       fast,
       // everything its answers depend on: for a project view, parents in other projects too
-      () => this.features.answerDefinitions(),
-      (name, err) =>
+      definitions: () => this.features.answerDefinitions(),
+      onCompileError: (name, err) =>
         this.failures.error(
           `compiling toggle "${name}" failed; the SDK evaluates it alone: ${String(err)}`,
           name,
         ),
-    );
+    });
     // The replaced revision's counts go first: they are counts all the same.
     this.state?.usage.flush();
     this.state?.retire();

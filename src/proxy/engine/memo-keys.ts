@@ -1,6 +1,6 @@
 import type { Context } from 'unleash-client';
 import { isDeterministic } from './determinism';
-import { memoKey, type MemoGroup, type MemoRow } from './plan';
+import type { MemoGroup, MemoRow } from './memo-groups';
 
 /** Per-row overhead counted against the memo budget besides the key's characters and the slots. */
 const MEMO_ENTRY_BYTES = 96;
@@ -8,6 +8,25 @@ const MEMO_ENTRY_BYTES = 96;
 /** What one memo row is counted as: its key, its overhead and 8 bytes per slot (an id, and its share of the array). */
 export const rowBytes = (key: string, group: MemoGroup): number =>
   2 * key.length + MEMO_ENTRY_BYTES + 8 * group.size;
+
+/**
+ * The key of a context for a toggle's memo: the root value and the property of each input field,
+ * length-prefixed so no two different combinations share a key. Undefined when longer than
+ * `maxLength`: such a context is evaluated and not remembered.
+ */
+export function memoKey(inputs: readonly string[], context: Context, maxLength: number): string | undefined {
+  const root = context as Record<string, unknown>;
+  const properties = context.properties as Record<string, unknown> | undefined;
+  let key = '';
+  for (const field of inputs) {
+    const value = root[field];
+    const property = properties?.[field];
+    key += typeof value === 'string' ? `${value.length}:${value}` : '-';
+    key += typeof property === 'string' ? `${property.length}:${property}` : '-';
+    if (key.length > maxLength) return undefined;
+  }
+  return key;
+}
 
 /** Not computed yet, in `MemoKeys`' per-group array. */
 const UNKNOWN = null;

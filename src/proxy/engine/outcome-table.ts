@@ -1,4 +1,4 @@
-import type { Outcome } from './plan';
+import type { Outcome } from './outcomes';
 
 const INITIAL_CAPACITY = 64;
 
@@ -8,7 +8,7 @@ const INITIAL_CAPACITY = 64;
  * of its serialised entry, and the entry itself. A new user's answer of thousands of toggles then
  * reads numbers from a few compact arrays instead of one object per toggle (at 2,000 toggles the
  * objects of a revision outgrow the CPU's caches, and reading one is a cache miss). Grows as
- * outcomes are interned (bounded per toggle by `plan.ts`).
+ * outcomes are interned (bounded per toggle by `outcomes.ts`).
  */
 export class OutcomeTable {
   /** The outcomes by id: `Plan.outcomes`. */

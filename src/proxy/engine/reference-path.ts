@@ -1,7 +1,7 @@
 import type { Context } from 'unleash-client';
 import { ownCopy } from '../context/build-context';
 import type { EvaluatedToggle, FeatureRepository } from '../upstream/feature-repository';
-import type { Outcome } from './plan';
+import type { Outcome } from './outcomes';
 import type { Selection } from './requests';
 import { disabledToggle, toEvaluatedToggle, toggleEntry } from './toggle-json';
 

@@ -1,7 +1,9 @@
 import type { Context } from 'unleash-client';
 import type { StrategyTransportInterface } from '../upstream/sdk/types';
 import type { BodyForms } from './body-forms';
-import type { CompiledToggle, Outcome, Plan } from './plan';
+import type { CompiledToggle } from './compiled-toggle';
+import type { Outcome } from './outcomes';
+import type { Plan } from './plan';
 
 /** Which toggles a request asks for. */
 export type Selection = { kind: 'enabled' } | { kind: 'all' } | { kind: 'named'; names: readonly string[] };

@@ -7,7 +7,9 @@ import { FlatToggles } from './compiled/flat';
 import { RequestScope } from './compiled/scope';
 import type { EvaluationMemory } from './evaluation-memory';
 import { rowBytes, type MemoKeys } from './memo-keys';
-import type { CompiledToggle, Outcome, Plan } from './plan';
+import type { CompiledToggle } from './compiled-toggle';
+import type { Outcome } from './outcomes';
+import type { Plan } from './plan';
 import { joinEntries } from './toggle-json';
 import { UsageTally } from './usage-tally';
 

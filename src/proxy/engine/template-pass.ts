@@ -1,6 +1,6 @@
 import { PIECES, pieceOf, templateBytes, type AnswerTemplate } from './answer-templates';
 import type { AnswerPass } from './answer-pass';
-import type { Outcome } from './plan';
+import type { Outcome } from './outcomes';
 import { joinEntries } from './toggle-json';
 import { CONSTANT, REMEMBERED } from './toggle-steps';
 

@@ -1,4 +1,4 @@
-import type { CompiledToggle } from './plan';
+import type { CompiledToggle } from './compiled-toggle';
 
 /** A toggle whose outcome is the same for every context (`CompiledToggle.constant`). */
 export const CONSTANT = 0;

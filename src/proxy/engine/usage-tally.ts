@@ -1,4 +1,4 @@
-import type { Outcome } from './plan';
+import type { Outcome } from './outcomes';
 
 /** Where counted usage goes: `times` evaluations of toggle `name` to `enabled` with `variant`. */
 export type UsageSink = (name: string, enabled: boolean, variant: string, times: number) => void;
@@ -8,7 +8,7 @@ const MAX_PENDING_ANSWERS = 1024;
 
 /**
  * The usage counts of one definitions revision, batched so counting costs an array increment: an
- * evaluation adds one to its outcome's slot (outcomes of a revision are numbered as `plan.ts`
+ * evaluation adds one to its outcome's slot (outcomes of a revision are numbered as `outcomes.ts`
  * interns them), a kept answer adds its whole list of outcomes at once. `flush` hands everything to
  * the sink (the SDK's metrics bucket) just before the SDK sends it, and when the revision is
  * replaced. Memory: one number per interned outcome and at most 1,024 pending answers.

@@ -1,7 +1,8 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { ConfigError } from '../../common/config/resolve';
 import { offlineProjects } from '../offline/offline-keys';
-import type { TokenValidator, ValidationCaller } from '../token-validation/token-validator';
+import type { TokenValidator } from '../token-validation/token-validator';
+import type { ValidationCaller } from '../token-validation/waiting-tokens';
 import { parseUnleashToken } from '../token-validation/unleash-token';
 import { ValidationUnavailable } from '../token-validation/validation-unavailable';
 import type { ScopeServing } from './environment';

@@ -9,7 +9,9 @@ import {
   type Prepared,
   type ShapedAnswer,
 } from '../engine/evaluator';
-import type { CompiledToggle, Outcome, Plan } from '../engine/plan';
+import type { CompiledToggle } from '../engine/compiled-toggle';
+import type { Outcome } from '../engine/outcomes';
+import type { Plan } from '../engine/plan';
 import type { OutcomeTable } from '../engine/outcome-table';
 import type { EvaluatedToggle, FeatureRepository } from '../upstream/feature-repository';
 import { flagNotFound, toOfrepResult, type OfrepResult } from './mapping';

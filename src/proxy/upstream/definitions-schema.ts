@@ -1,18 +1,30 @@
 import { z } from 'zod';
+import { operandProblem, type OperandProblem } from '../../common/definitions/constraint-operands';
 import {
-  isDateOperator,
-  isListOperator,
-  isNumberOperator,
-  isSemverOperator,
-  SEMVER,
-} from '../../common/definitions/operators';
+  crossReferenceProblems,
+  type CrossReferenceProblem,
+} from '../../common/definitions/cross-references';
+import { STRATEGY_PARAMETERS } from '../../common/definitions/strategy-parameters';
+import {
+  constraintFields,
+  dependencyFields,
+  documentFields,
+  featureFields,
+  loosened,
+  overrideFields,
+  payloadFields,
+  segmentFields,
+  strategyFields,
+  variantFields,
+} from '../../common/definitions/wire-shape';
 
 /**
  * The documented shape of the client API's definitions (the OpenAPI description of
- * `/proxy/client/features`): every field `unleash-client` 6 reads while evaluating, with the types
- * the client API gives them. It documents; it does not decide what is accepted. The SDK is the
- * arbiter of what definitions mean: `definitions-document.ts` refuses only what is no definitions
- * document, and `toggle-faults.ts` quarantines a toggle whose shape would make evaluation throw.
+ * `/proxy/client/features`): the wire fields of `common/definitions/wire-shape.ts`, read loosely
+ * (unknown fields kept; every field but a few may be missing or null, as `unleash-client` 6 reads
+ * them). It documents; it does not decide what is accepted. The SDK is the arbiter of what
+ * definitions mean: `definitions-document.ts` refuses only what is no definitions document, and
+ * `toggle-faults.ts` quarantines a toggle whose shape would make evaluation throw.
  */
 
 /** A number written as a string (or a number), as the SDK reads it with `Number(...)`. */
@@ -20,32 +32,30 @@ const isNumeric = (value: unknown): boolean =>
   (typeof value === 'number' || (typeof value === 'string' && value.trim() !== '')) &&
   Number.isFinite(Number(value));
 
+const OPERAND_NEEDS: Record<OperandProblem, string> = {
+  list: 'a list of strings',
+  single: 'a string',
+  number: 'a number',
+  date: 'a date',
+  semver: 'a semantic version',
+};
+
 const constraint = z
-  .looseObject({
-    contextName: z.string().min(1),
-    operator: z.string().min(1),
-    values: z.array(z.string()).nullish(),
-    value: z.string().nullish(),
-    inverted: z.boolean().nullish(),
-    caseInsensitive: z.boolean().nullish(),
-  })
+  .looseObject(loosened(constraintFields, ['contextName', 'operator']))
   .superRefine((c, ctx) => {
-    const op = c.operator;
-    if (isListOperator(op)) {
-      if (!c.values)
-        ctx.addIssue({ code: 'custom', path: ['values'], message: `${op} needs a list of strings` });
-      return;
-    }
-    const single = isNumberOperator(op) || isDateOperator(op) || isSemverOperator(op) || op === 'REGEX';
-    if (!single) return; // unknown operator: the SDK evaluates the constraint as false
-    const value = c.value;
-    let problem: string | undefined;
-    if (typeof value !== 'string') problem = 'a string';
-    else if (isNumberOperator(op) && !isNumeric(value)) problem = 'a number';
-    else if (isDateOperator(op) && Number.isNaN(Date.parse(value))) problem = 'a date';
-    else if (isSemverOperator(op) && !SEMVER.test(value)) problem = 'a semantic version';
-    if (problem)
-      ctx.addIssue({ code: 'custom', path: ['value'], message: `${op} needs ${problem} in "value"` });
+    const problem = operandProblem(c);
+    if (problem === 'list')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['values'],
+        message: `${c.operator} needs ${OPERAND_NEEDS.list}`,
+      });
+    else if (problem)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['value'],
+        message: `${c.operator} needs ${OPERAND_NEEDS[problem]} in "value"`,
+      });
   });
 
 /**
@@ -53,17 +63,13 @@ const constraint = z
  * value does not parse as its type is one flag's problem (OFREP answers it PARSE_ERROR), never a
  * reason to refuse every other change.
  */
-const payload = z.looseObject({ type: z.string().min(1), value: z.string() });
+const payload = z.looseObject(payloadFields);
 
-const override = z.looseObject({ contextName: z.string().min(1), values: z.array(z.string()) });
+const override = z.looseObject(overrideFields);
 
 const variant = z.looseObject({
-  name: z.string().min(1),
-  weight: z.number().nonnegative(),
-  weightType: z.string().nullish(),
-  stickiness: z.string().nullish(),
+  ...loosened(variantFields({ payload, override }), ['name', 'weight']),
   payload: payload.optional(),
-  overrides: z.array(override).nullish(),
 });
 
 /** The SDK adds the weights up and picks by a hash modulo the total: it must stay an exact number. */
@@ -71,24 +77,13 @@ const variants = z
   .array(variant)
   .refine((list) => list.reduce((sum, v) => sum + v.weight, 0) <= Number.MAX_SAFE_INTEGER, {
     message: 'the weights add up to more than a safe integer',
-  })
-  .nullish();
+  });
 
-/** Parameters are strings in the client API; numbers are read with `Number()` and accepted too. */
+/** Parameters are strings in the client API; numbers are read with `Number()` and documented too. */
 const parameters = z.record(z.string(), z.union([z.string(), z.number()]));
 type Parameters = z.infer<typeof parameters>;
 
-/** Built-in strategies and the parameters their code reads, with what each must be. */
 const PERCENTAGE = 'a percentage from 0 to 100';
-const STRATEGY_PARAMETERS: Record<string, Record<string, 'percentage' | 'string'>> = {
-  flexibleRollout: { rollout: 'percentage' },
-  gradualRolloutUserId: { percentage: 'percentage' },
-  gradualRolloutSessionId: { percentage: 'percentage' },
-  gradualRolloutRandom: { percentage: 'percentage' },
-  userWithId: { userIds: 'string' },
-  remoteAddress: { IPs: 'string' },
-  applicationHostname: { hostNames: 'string' },
-};
 
 function checkParameters(
   name: string,
@@ -96,7 +91,7 @@ function checkParameters(
   hasVariants: boolean,
   ctx: z.RefinementCtx,
 ): void {
-  const needed = STRATEGY_PARAMETERS[name];
+  const needed = STRATEGY_PARAMETERS.get(name);
   if (!given) {
     // the SDK reads `parameters.<name>` (and `parameters.stickiness` for strategy variants)
     if (needed || hasVariants)
@@ -110,86 +105,54 @@ function checkParameters(
       message: 'stickiness must be a string',
     });
   }
-  for (const [key, kind] of Object.entries(needed ?? {})) {
-    const value = given[key];
-    const ok =
-      kind === 'string'
-        ? typeof value === 'string'
-        : isNumeric(value) && Number(value) >= 0 && Number(value) <= 100;
-    if (!ok) {
-      const message = `strategy ${name} needs ${kind === 'string' ? 'a string' : PERCENTAGE} in "${key}"`;
-      ctx.addIssue({ code: 'custom', path: ['parameters', key], message });
-    }
+  if (needed === undefined) return;
+  const { name: key, kind } = needed;
+  const value = given[key];
+  const ok =
+    kind === 'string'
+      ? typeof value === 'string'
+      : isNumeric(value) && Number(value) >= 0 && Number(value) <= 100;
+  if (!ok) {
+    const message = `strategy ${name} needs ${kind === 'string' ? 'a string' : PERCENTAGE} in "${key}"`;
+    ctx.addIssue({ code: 'custom', path: ['parameters', key], message });
   }
 }
 
 const strategy = z
   .looseObject({
-    name: z.string().min(1),
+    ...loosened(strategyFields({ constraint, variants }), ['name']),
+    // wider than the wire's strings: the SDK reads numbers too
     parameters: parameters.nullish(),
-    constraints: z.array(constraint).nullish(),
-    segments: z.array(z.number().int()).nullish(),
-    variants,
   })
   .superRefine((s, ctx) => checkParameters(s.name, s.parameters, (s.variants?.length ?? 0) > 0, ctx));
 
-const dependency = z.looseObject({
-  feature: z.string().min(1),
-  enabled: z.boolean().nullish(),
-  variants: z.array(z.string()).nullish(),
-});
+const dependency = z.looseObject(loosened(dependencyFields, ['feature']));
 
-export const featureSchema = z.looseObject({
-  name: z.string().min(1),
-  enabled: z.boolean(),
-  project: z.string().nullish(),
-  impressionData: z.boolean().nullish(),
-  strategies: z.array(strategy),
-  variants,
-  dependencies: z.array(dependency).nullish(),
-});
+export const featureSchema = z.looseObject(
+  loosened(featureFields({ strategy, variants, dependency }), ['name', 'enabled', 'strategies']),
+);
 
-export const segmentSchema = z.looseObject({
-  id: z.number().int(),
-  name: z.string().nullish(),
-  constraints: z.array(constraint).nullish(),
-});
+export const segmentSchema = z.looseObject(loosened(segmentFields({ constraint }), ['id']));
+
+function crossReferenceMessage(problem: CrossReferenceProblem): string {
+  switch (problem.kind) {
+    case 'second-name':
+      return 'a second toggle of that name';
+    case 'second-segment':
+      return `a second segment ${problem.id}`;
+    case 'missing-segment':
+      // A strategy naming a segment the answer lacks would be off for everybody (the SDK fails it):
+      // Unleash sends every segment its toggles use, so this is an inconsistent answer.
+      return `segment ${problem.id} is not in the answer's segments`;
+  }
+}
 
 export const clientFeaturesSchema = z
   .looseObject({
+    ...loosened(documentFields({ feature: featureSchema, segment: segmentSchema }), ['features']),
     version: z.number().optional(),
-    features: z.array(featureSchema),
-    segments: z.array(segmentSchema).nullish(),
   })
   .superRefine((response, ctx) => {
-    const names = new Set<string>();
-    response.features.forEach((f, i) => {
-      if (names.has(f.name))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['features', i, 'name'],
-          message: 'a second toggle of that name',
-        });
-      names.add(f.name);
-    });
-    const ids = new Set<number>();
-    (response.segments ?? []).forEach((s, i) => {
-      if (ids.has(s.id))
-        ctx.addIssue({ code: 'custom', path: ['segments', i, 'id'], message: `a second segment ${s.id}` });
-      ids.add(s.id);
-    });
-    // A strategy naming a segment the answer lacks would be off for everybody (the SDK fails it):
-    // Unleash sends every segment its toggles use, so this is an inconsistent answer.
-    response.features.forEach((f, i) =>
-      f.strategies.forEach((s, j) =>
-        (s.segments ?? []).forEach((id, k) => {
-          if (!ids.has(id))
-            ctx.addIssue({
-              code: 'custom',
-              path: ['features', i, 'strategies', j, 'segments', k],
-              message: `segment ${id} is not in the answer's segments`,
-            });
-        }),
-      ),
-    );
+    for (const problem of crossReferenceProblems(response))
+      ctx.addIssue({ code: 'custom', path: problem.path, message: crossReferenceMessage(problem) });
   });

@@ -1,5 +1,6 @@
 import type { FeatureInterface, Segment } from './sdk/types';
 import { isListOperator } from '../../common/definitions/operators';
+import { STRATEGY_PARAMETERS } from '../../common/definitions/strategy-parameters';
 
 /**
  * What the proxy checks in definitions, toggle by toggle, once per revision. The SDK is the arbiter
@@ -39,24 +40,6 @@ interface Finding {
   readonly path: string;
   readonly problem: string;
 }
-
-/** Built-in strategies that read their `parameters` object (so it must be there). */
-const READS_PARAMETERS = new Set([
-  'flexibleRollout',
-  'gradualRolloutUserId',
-  'gradualRolloutSessionId',
-  'gradualRolloutRandom',
-  'userWithId',
-  'remoteAddress',
-  'applicationHostname',
-]);
-
-/** Built-in strategies calling a string method on one parameter when it is truthy. */
-const STRING_PARAMETER = new Map([
-  ['userWithId', 'userIds'],
-  ['remoteAddress', 'IPs'],
-  ['applicationHostname', 'hostNames'],
-]);
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -215,7 +198,8 @@ function checkParameters(
   path: string,
   out: Findings,
 ): void {
-  const reads = builtIn && typeof name === 'string' && READS_PARAMETERS.has(name);
+  // a built-in strategy reading its `parameters` object (so it must be there), and the parameter it reads
+  const reads = builtIn && typeof name === 'string' ? STRATEGY_PARAMETERS.get(name) : undefined;
   if (isNullish(parameters)) {
     if (reads) out.throws(path, `strategy ${String(name)} reads its parameters`);
     else if (hasVariants) out.throws(path, 'strategy variants read parameters.stickiness');
@@ -229,7 +213,8 @@ function checkParameters(
     if (typeof value !== 'string' && typeof value !== 'number')
       out.irregular(`${path}.${key}`, 'not a string');
   }
-  const stringParameter = builtIn && typeof name === 'string' ? STRING_PARAMETER.get(name) : undefined;
+  // a string method is called on it when it is truthy
+  const stringParameter = reads?.kind === 'string' ? reads.name : undefined;
   if (stringParameter !== undefined) {
     const value = own(parameters, stringParameter);
     if (value && typeof value !== 'string') out.throws(`${path}.${stringParameter}`, 'not a string');

@@ -1,63 +1,64 @@
 import { z } from 'zod';
-import { isListOperator, OPERATORS, SEMVER } from '../../common/definitions/operators';
+import { operandProblem, type OperandProblem } from '../../common/definitions/constraint-operands';
+import {
+  crossReferenceProblems,
+  type CrossReferenceProblem,
+} from '../../common/definitions/cross-references';
+import { OPERATORS } from '../../common/definitions/operators';
+import {
+  constraintFields,
+  dependencyFields,
+  documentFields,
+  featureFields,
+  overrideFields,
+  payloadFields,
+  segmentFields,
+  strategyFields,
+  variantFields,
+  type StrictShape,
+} from '../../common/definitions/wire-shape';
 import { dataRecord, nameMap } from '../../common/http/data-record';
 
 /**
  * The features file: flag definitions in the client-API format that `unleash-client` and the proxy
- * read (`{version, features, segments}`), plus `tags` on features for the `tag` filter. Defaults are
- * filled in so the served payload is complete (`constraints: []`, `inverted: false`, …).
+ * read (`{version, features, segments}`, the wire fields of `common/definitions/wire-shape.ts`),
+ * read strictly: every wire field listed in the order the served JSON keeps, names trimmed,
+ * operators and payload types from their lists, weights whole permille, and defaults filled in so
+ * the served payload is complete (`constraints: []`, `inverted: false`, …); plus the authoring
+ * fields Unleash keeps beside them (`tags` on features for the `tag` filter, `type`, `stale`, …).
  */
 export { OPERATORS } from '../../common/definitions/operators';
 
 const name = z.string().trim().min(1, 'must be a non-empty string');
 
+/** How the features file words a constraint's operand problem (`operandProblem`). */
+const OPERAND_MESSAGES: Record<OperandProblem, (op: string, value: string | undefined) => string> = {
+  list: (op) => `operator ${op} needs a non-empty "values" list`,
+  single: (op) => `operator ${op} needs a single "value"`,
+  number: (op, value) => `operator ${op} needs a numeric value (got "${value}")`,
+  date: (op, value) => `operator ${op} needs an ISO date (got "${value}")`,
+  semver: (op, value) => `operator ${op} needs a semantic version such as 1.2.3 (got "${value}")`,
+};
+
 export const constraintSchema = z
   .object({
     contextName: name,
     operator: z.enum(OPERATORS),
-    values: z.array(z.string()).default([]),
-    value: z.string().optional(),
-    inverted: z.boolean().default(false),
-    caseInsensitive: z.boolean().default(false),
-  })
+    values: constraintFields.values.default([]),
+    value: constraintFields.value.optional(),
+    inverted: constraintFields.inverted.default(false),
+    caseInsensitive: constraintFields.caseInsensitive.default(false),
+  } satisfies StrictShape<typeof constraintFields>)
   .superRefine((c, ctx) => {
     const op = c.operator;
-    const needsValues = isListOperator(op);
-    if (needsValues) {
-      if (c.values.length === 0)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['values'],
-          message: `operator ${op} needs a non-empty "values" list`,
-        });
+    // strict: an empty list is no list
+    const problem = operandProblem({ ...c, values: c.values.length > 0 ? c.values : undefined });
+    if (problem) {
+      const path = problem === 'list' ? ['values'] : ['value'];
+      ctx.addIssue({ code: 'custom', path, message: OPERAND_MESSAGES[problem](op, c.value) });
       return;
     }
-    if (c.value === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['value'], message: `operator ${op} needs a single "value"` });
-      return;
-    }
-    if (op.startsWith('NUM_') && !Number.isFinite(Number(c.value))) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['value'],
-        message: `operator ${op} needs a numeric value (got "${c.value}")`,
-      });
-    }
-    if (op.startsWith('DATE_') && Number.isNaN(Date.parse(c.value))) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['value'],
-        message: `operator ${op} needs an ISO date (got "${c.value}")`,
-      });
-    }
-    if (op.startsWith('SEMVER_') && !SEMVER.test(c.value)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['value'],
-        message: `operator ${op} needs a semantic version such as 1.2.3 (got "${c.value}")`,
-      });
-    }
-    if (op === 'REGEX') {
+    if (op === 'REGEX' && c.value !== undefined) {
       try {
         new RegExp(c.value);
       } catch {
@@ -71,7 +72,10 @@ export const constraintSchema = z
   });
 
 const payloadSchema = z
-  .object({ type: z.enum(['string', 'json', 'csv', 'number']), value: z.string() })
+  .object({
+    type: z.enum(['string', 'json', 'csv', 'number']),
+    value: payloadFields.value,
+  } satisfies StrictShape<typeof payloadFields>)
   .superRefine((p, ctx) => {
     if (p.type === 'json') {
       try {
@@ -93,24 +97,34 @@ const payloadSchema = z
     }
   });
 
+const overrideSchema = z.object({
+  contextName: name,
+  values: overrideFields.values,
+} satisfies StrictShape<typeof overrideFields>);
+
+const variantWire = variantFields({ payload: payloadSchema, override: overrideSchema });
+
 export const variantSchema = z.looseObject({
   name,
   weight: z.number().int().min(0).max(1000),
   weightType: z.enum(['variable', 'fix']).default('variable'),
   stickiness: z.string().min(1).default('default'),
-  payload: payloadSchema.optional(),
-  overrides: z.array(z.object({ contextName: name, values: z.array(z.string()) })).optional(),
-});
+  payload: variantWire.payload.optional(),
+  overrides: variantWire.overrides.optional(),
+} satisfies StrictShape<typeof variantWire>);
+
+const strategyWire = strategyFields({ constraint: constraintSchema, variants: z.array(variantSchema) });
 
 export const strategySchema = z
   .looseObject({
     name,
     parameters: dataRecord(z.string(), z.string()).default(() => nameMap<string>()),
-    constraints: z.array(constraintSchema).default([]),
-    segments: z.array(z.number().int()).optional(),
-    variants: z.array(variantSchema).optional(),
+    constraints: strategyWire.constraints.default([]),
+    segments: strategyWire.segments.optional(),
+    variants: strategyWire.variants.optional(),
+    // authoring: a strategy turned off in the file
     disabled: z.boolean().optional(),
-  })
+  } satisfies StrictShape<typeof strategyWire>)
   .superRefine((s, ctx) => {
     if (s.name === 'flexibleRollout') {
       const rollout = s.parameters.rollout;
@@ -140,74 +154,65 @@ export const strategySchema = z
 
 export const tagSchema = z.object({ type: name, value: name });
 
-export const featureSchema = z.looseObject({
-  name,
-  type: z.string().default('release'),
-  description: z.string().optional(),
-  project: name.default('default'),
-  enabled: z.boolean(),
-  stale: z.boolean().default(false),
-  impressionData: z.boolean().default(false),
-  strategies: z.array(strategySchema).default([]),
-  variants: z.array(variantSchema).default([]),
-  dependencies: z
-    .array(
-      z.looseObject({
-        feature: name,
-        enabled: z.boolean().optional(),
-        variants: z.array(z.string()).optional(),
-      }),
-    )
-    .optional(),
-  tags: z.array(tagSchema).default([]),
+const dependencySchema = z.looseObject({
+  feature: name,
+  enabled: dependencyFields.enabled.optional(),
+  variants: dependencyFields.variants.optional(),
+} satisfies StrictShape<typeof dependencyFields>);
+
+const featureWire = featureFields({
+  strategy: strategySchema,
+  variants: z.array(variantSchema),
+  dependency: dependencySchema,
 });
 
+export const featureSchema = z.looseObject({
+  name,
+  type: z.string().default('release'), // authoring
+  description: z.string().optional(), // authoring
+  project: name.default('default'),
+  enabled: featureWire.enabled,
+  stale: z.boolean().default(false), // authoring
+  impressionData: featureWire.impressionData.default(false),
+  strategies: featureWire.strategies.default([]),
+  variants: featureWire.variants.default([]),
+  dependencies: featureWire.dependencies.optional(),
+  tags: z.array(tagSchema).default([]), // authoring: read by the `tag` filter, never served
+} satisfies StrictShape<typeof featureWire>);
+
+const segmentWire = segmentFields({ constraint: constraintSchema });
+
 export const segmentSchema = z.looseObject({
-  id: z.number().int(),
-  name: z.string().optional(),
-  constraints: z.array(constraintSchema),
-});
+  id: segmentWire.id,
+  name: segmentWire.name.optional(),
+  constraints: segmentWire.constraints,
+} satisfies StrictShape<typeof segmentWire>);
+
+const documentWire = documentFields({ feature: featureSchema, segment: segmentSchema });
+
+/** How the features file words what `crossReferenceProblems` finds. */
+function crossReferenceMessage(problem: CrossReferenceProblem): string {
+  switch (problem.kind) {
+    case 'second-name':
+      return `duplicate feature name "${problem.name}"`;
+    case 'second-segment':
+      return `duplicate segment id ${problem.id}`;
+    case 'missing-segment':
+      return `segment ${problem.id} is not defined in "segments"`;
+  }
+}
 
 export const featuresFileSchema = z
   .object({
-    version: z.number().int().optional(),
-    features: z.array(featureSchema),
-    segments: z.array(segmentSchema).default([]),
-  })
+    version: documentWire.version.int().optional(),
+    features: documentWire.features,
+    segments: documentWire.segments.default([]),
+  } satisfies StrictShape<typeof documentWire>)
   .superRefine((file, ctx) => {
-    const names = new Set<string>();
-    file.features.forEach((f, i) => {
-      if (names.has(f.name))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['features', i, 'name'],
-          message: `duplicate feature name "${f.name}"`,
-        });
-      names.add(f.name);
-    });
-    const segmentIds = new Set<number>();
-    file.segments.forEach((s, i) => {
-      if (segmentIds.has(s.id))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['segments', i, 'id'],
-          message: `duplicate segment id ${s.id}`,
-        });
-      segmentIds.add(s.id);
-    });
-    file.features.forEach((f, i) =>
-      f.strategies.forEach((s, j) =>
-        (s.segments ?? []).forEach((id, k) => {
-          if (!segmentIds.has(id)) {
-            ctx.addIssue({
-              code: 'custom',
-              path: ['features', i, 'strategies', j, 'segments', k],
-              message: `segment ${id} is not defined in "segments"`,
-            });
-          }
-        }),
-      ),
-    );
+    for (const problem of crossReferenceProblems(file))
+      ctx.addIssue({ code: 'custom', path: problem.path, message: crossReferenceMessage(problem) });
+    // strict: a dependency names a feature of the file
+    const names = new Set(file.features.map((f) => f.name));
     file.features.forEach((f, i) =>
       (f.dependencies ?? []).forEach((d, j) => {
         if (!names.has(d.feature)) {

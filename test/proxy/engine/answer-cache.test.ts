@@ -4,7 +4,7 @@ import type { ProxyApp } from '../../../src/proxy/app';
 import { AnswerCache, Doorkeeper } from '../../../src/proxy/engine/answer-cache';
 import { BodyForms } from '../../../src/proxy/engine/body-forms';
 import { SharedBudget } from '../../../src/proxy/budgets/shared-budget';
-import type { Outcome } from '../../../src/proxy/engine/plan';
+import type { Outcome } from '../../../src/proxy/engine/outcomes';
 import { UsageTally } from '../../../src/proxy/engine/usage-tally';
 import { CLIENT_KEY, expressRouted, readyProxyFor, waitFor } from '../../support/proxy';
 import { TestUpstream, type FeaturesPayload } from '../../support/upstream';

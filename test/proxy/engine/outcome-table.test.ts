@@ -3,7 +3,8 @@
  * entries by id (grown as outcomes are interned), and each toggle's kind, memo place and constant.
  */
 import { OutcomeTable } from '../../../src/proxy/engine/outcome-table';
-import type { CompiledToggle, Outcome } from '../../../src/proxy/engine/plan';
+import type { CompiledToggle } from '../../../src/proxy/engine/compiled-toggle';
+import type { Outcome } from '../../../src/proxy/engine/outcomes';
 import { CONSTANT, EVALUATED, REMEMBERED, ToggleSteps } from '../../../src/proxy/engine/toggle-steps';
 
 const outcome = (id: number, enabled: boolean): Outcome => ({

@@ -15,7 +15,7 @@ import { RequestScope } from '../../../src/proxy/engine/compiled/scope';
 import { compileFeature, type CompileSources } from '../../../src/proxy/engine/compiled/toggle';
 import { answerSlot, DISABLED_SLOT, ENABLED_SLOT } from '../../../src/proxy/engine/compiled/variants';
 import { FlatToggles } from '../../../src/proxy/engine/compiled/flat';
-import type { CompiledToggle } from '../../../src/proxy/engine/plan';
+import type { CompiledToggle } from '../../../src/proxy/engine/compiled-toggle';
 import type { SdkVariant } from '../../../src/proxy/upstream/feature-repository';
 import type { FeatureInterface, Segment } from '../../../src/proxy/upstream/sdk/types';
 import { referenceSdk } from '../../support/reference-sdk';
@@ -220,7 +220,7 @@ let flatAnswers = 0;
 
 /**
  * The flat layout of compiled toggles, with each answer's outcome id standing for its slot (the
- * fallback answers' slots, and each variant answer's own), as `plan.ts` would have interned them.
+ * fallback answers' slots, and each variant answer's own), as `outcomes.ts` would have interned them.
  */
 function flatOf(compiled: ReturnType<typeof compileFeature>[]): FlatToggles {
   const toggles = compiled.map((engine, index) => {

@@ -1,5 +1,5 @@
 import { normalizedAfterState } from '../../upstream/murmur-hash';
-import type { CompiledToggle } from '../plan';
+import type { CompiledToggle } from '../compiled-toggle';
 import type { Check } from './constraints';
 import type { RequestScope } from './scope';
 import {

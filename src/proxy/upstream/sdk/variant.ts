@@ -15,7 +15,7 @@ function answer(
 
 /**
  * The two answers without a variant, one object each: the toggle is disabled, or enabled with no
- * variant to choose. Most evaluations answer one of them; `plan.ts` finds their outcome by identity.
+ * variant to choose. Most evaluations answer one of them; `engine/outcomes.ts` finds their outcome by identity.
  */
 export const DISABLED_ANSWER: SdkVariant = Object.freeze(
   answer(defaultVariant.name, defaultVariant.enabled, undefined, false),
