@@ -165,22 +165,31 @@ describe('TLS serving (TLS_ENABLE)', () => {
 describe('TLS serving: forward secrecy, absolute-form targets, the redirect', () => {
   async function startTls(extra: Record<string, string> = {}): Promise<{ port: number; tlsPort: number }> {
     const up = await plainUpstream();
-    const [port, tlsPort] = [await freePort(), await freePort()];
-    program = startProgram({
-      FLAGS_URL: up.url,
-      FLAGS_API_TOKEN: up.token,
-      FLAGS_PROXY_CLIENT_KEYS: KEY,
-      PORT: String(port),
-      TLS_ENABLE: 'true',
-      TLS_SERVER_CERT: certs.serverCert,
-      TLS_SERVER_KEY: certs.serverKey,
-      TLS_SERVER_PORT: String(tlsPort),
-      ...extra,
-    });
-    await waitForStatus(program, `https://127.0.0.1:${tlsPort}/proxy/health`, 200, {
-      ca: certs.read(certs.caCert),
-    });
-    return { port, tlsPort };
+    // Two fixed ports: another process may take one between `freePort` and the program's bind
+    // (EADDRINUSE); then two other ports are tried, at most three times.
+    for (let attempt = 1; ; attempt++) {
+      const [port, tlsPort] = [await freePort(), await freePort()];
+      program = startProgram({
+        FLAGS_URL: up.url,
+        FLAGS_API_TOKEN: up.token,
+        FLAGS_PROXY_CLIENT_KEYS: KEY,
+        PORT: String(port),
+        TLS_ENABLE: 'true',
+        TLS_SERVER_CERT: certs.serverCert,
+        TLS_SERVER_KEY: certs.serverKey,
+        TLS_SERVER_PORT: String(tlsPort),
+        ...extra,
+      });
+      try {
+        await waitForStatus(program, `https://127.0.0.1:${tlsPort}/proxy/health`, 200, {
+          ca: certs.read(certs.caCert),
+        });
+        return { port, tlsPort };
+      } catch (err) {
+        if (attempt >= 3 || !program.output().includes('EADDRINUSE')) throw err;
+        await program.kill();
+      }
+    }
   }
 
   test('a TLS 1.2 cipher without forward secrecy is refused; ECDHE and TLS 1.3 are served', async () => {
