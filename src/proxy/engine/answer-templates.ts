@@ -97,7 +97,7 @@ export const templateBytes = (
   evaluated: number,
   usage: number,
 ): number => {
-  // per evaluated toggle its index, per unit its piece slots (ids and a reference each)
+  // per evaluated toggle its index, per unit its piece slots (a reference each)
   let bytes =
     TEMPLATE_OVERHEAD +
     2 * signature.length +
