@@ -75,10 +75,20 @@ export function sendBody(
   release: (() => void) | undefined,
   /** A kept body's compressed forms: read, or made once and kept (`engine/body-forms.ts`). */
   forms?: BodyForms,
+  /**
+   * The other headers as a flat `[name, value, ...]` list the caller made for this response (it is
+   * added to): then the status and every header go in one `writeHead`.
+   */
+  head?: string[],
 ): void {
-  const sent = encoded(req, res, body, forms);
-  res.setHeader('Content-Length', sent.length);
-  res.statusCode = 200;
+  const sent = encoded(req, res, body, forms, head);
+  if (head === undefined) {
+    res.setHeader('Content-Length', sent.length);
+    res.statusCode = 200;
+  } else {
+    head.push('Content-Length', String(sent.length));
+    res.writeHead(200, head);
+  }
   if (release) {
     if (sent !== body) release();
     else res.once('finish', release);
@@ -92,11 +102,13 @@ function encoded(
   res: ServerResponse,
   body: Buffer,
   forms: BodyForms | undefined,
+  head: string[] | undefined,
 ): Buffer {
   if (body.length < COMPRESSION_THRESHOLD) return body;
   const encoding = negotiatedEncoding(req);
   if (encoding === undefined) return body;
-  res.setHeader('Content-Encoding', encoding);
+  if (head === undefined) res.setHeader('Content-Encoding', encoding);
+  else head.push('Content-Encoding', encoding);
   const kept = forms?.get(encoding);
   if (kept !== undefined) return kept;
   const compressed = compressBody(body, encoding);

@@ -34,7 +34,25 @@ export class ContextBudget {
 
   /** A root field or property `name = value`; `field` names it in the 400. */
   take(name: string, value: string, field: string, isProperty: boolean): void {
-    requireDataName(name, field);
+    this.count(name, value, field, undefined, isProperty);
+  }
+
+  /**
+   * `take` for the query parameter `parameter`, named `Query parameter "…"` in the 400 (the name
+   * is made only then: this runs for every parameter of every GET).
+   */
+  takeParameter(name: string, value: string, parameter: string, isProperty: boolean): void {
+    this.count(name, value, undefined, parameter, isProperty);
+  }
+
+  private count(
+    name: string,
+    value: string,
+    field: string | undefined,
+    parameter: string | undefined,
+    isProperty: boolean,
+  ): void {
+    if (FORBIDDEN_NAMES.has(name)) requireDataName(name, labelOf(field, parameter));
     const { limits } = this;
     if (isProperty && ++this.properties > limits.maxProperties)
       throw new ValidationError(
@@ -42,7 +60,7 @@ export class ContextBudget {
       );
     if (value.length > limits.maxValueLength)
       throw new ValidationError(
-        `${field} is longer than ${limits.maxValueLength} characters (limit maxContextValueLength / FLAGS_MAX_CONTEXT_VALUE_LENGTH)`,
+        `${labelOf(field, parameter)} is longer than ${limits.maxValueLength} characters (limit maxContextValueLength / FLAGS_MAX_CONTEXT_VALUE_LENGTH)`,
       );
     this.total += name.length + value.length;
     if (this.total > limits.maxTotalLength)
@@ -51,3 +69,6 @@ export class ContextBudget {
       );
   }
 }
+
+const labelOf = (field: string | undefined, parameter: string | undefined): string =>
+  field ?? `Query parameter "${parameter}"`;

@@ -42,7 +42,11 @@ export function readQuery(query: string, limits: ContextLimits): QueryContext {
   if (query === '') return { root, properties };
   const budget = new ContextBudget(limits);
   const maxParameters = maxQueryParameters(limits);
-  const seen = new Map<string, string>();
+  // who gave each field, by kind (`plan` and `properties[plan]` are the same field): keyed by the
+  // field itself, whose hash the lookups share with the stores below
+  const seenRoot = new Map<string, string>();
+  let seenProperty: Map<string, string> | undefined;
+  let seenIgnored: Map<string, string> | undefined;
   let count = 0;
   let start = 0;
   while (start <= query.length) {
@@ -62,18 +66,17 @@ export function readQuery(query: string, limits: ContextLimits): QueryContext {
     const field = property ? property[1] : name;
     const ignored = property === null && IGNORED.has(name);
     const isProperty = property !== null || !ROOT.has(name);
-    // `plan` and `properties[plan]` are the same field
-    const key = ignored ? `i:${name}` : isProperty ? `p:${field}` : `r:${field}`;
-    const first = seen.get(key);
+    const seen = ignored ? (seenIgnored ??= new Map()) : isProperty ? (seenProperty ??= new Map()) : seenRoot;
+    const first = seen.get(field);
     if (first !== undefined)
       throw new ValidationError(
         first === name
           ? `Query parameter "${name}" is given more than once; send it once`
           : `Query parameters "${first}" and "${name}" both give the property "${field}"; send it once`,
       );
-    seen.set(key, name);
+    seen.set(field, name);
     if (ignored) continue;
-    budget.take(field, value, `Query parameter "${name}"`, isProperty);
+    budget.takeParameter(field, value, name, isProperty);
     if (value === '') continue;
     if (isProperty) (properties ??= {})[field] = value;
     else root[field] = value;

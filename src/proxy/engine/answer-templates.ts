@@ -26,28 +26,65 @@ export interface AnswerTemplate {
   /** The outcomes of the remembered toggles in the runs, counted once per answer (constants are counted apart). */
   readonly usage: readonly Outcome[];
   /**
-   * Pieces: for the toggle at `evaluated[j]` and an interned outcome id, that outcome's entry and
-   * `runs[j + 1]` joined, made as they are met (`PIECES` per toggle at most): an answer then copies
-   * one piece where it would copy two (each copy has a fixed cost of its own, the most of a short
-   * entry's). `pieceIds[PIECES * j + k]` is the id of `pieces[PIECES * j + k]`, -1 for a free slot.
+   * Pieces: the evaluated toggles in units of `UNIT` in answer order (unit `u`: `evaluated[UNIT * u]`
+   * and the ones after it), and for one combination of their outcomes, their entries and the runs
+   * after each joined into one piece (empty when none of them is listed and the runs are empty),
+   * made as they are met: an answer then copies one piece where it would copy up to `2 × UNIT`
+   * (each copy has a fixed cost of its own, the most of a short entry's). An outcome is named by
+   * its place among its toggle's outcomes (`OutcomePlaces`, below `PLACES`), so a unit's piece is
+   * `pieces[UNIT_PIECES * u + slot]`, found without a search (`slot`: the unit's places in base
+   * `PLACES`).
    */
-  readonly pieceIds: Int32Array;
   readonly pieces: (Buffer | undefined)[];
   /** What the template costs the memo budget, its pieces included. */
   bytes: number;
 }
 
-/** Pieces kept per evaluated toggle of a template, at most (its outcomes: off, on and a few variants). */
-export const PIECES = 4;
+/** Evaluated toggles per unit of a template's pieces. */
+export const UNIT = 2;
+/** Outcomes of one toggle a piece can name (off, on and two variants); a unit with another has no piece. */
+export const PLACES = 4;
+/** Piece slots per unit: every combination of its toggles' places. */
+export const UNIT_PIECES = PLACES ** UNIT;
 
-/** The piece of the toggle at `evaluated[j]` for the interned outcome `id`; undefined when none was made. */
-export function pieceOf(template: AnswerTemplate, j: number, id: number): Buffer | undefined {
-  const ids = template.pieceIds;
-  for (let k = PIECES * j; k < PIECES * j + PIECES; k++) {
-    if (ids[k] === id) return template.pieces[k];
-    if (ids[k] < 0) return undefined;
+/** Units of a template evaluating `evaluated` toggles. */
+export const unitsOf = (evaluated: number): number => Math.ceil(evaluated / UNIT);
+
+const UNKNOWN_PLACE = -2;
+/** An outcome past its toggle's first `PLACES`: a unit with it has no piece. */
+export const NO_PLACE = -1;
+
+/**
+ * The place of each interned outcome among its toggle's outcomes, in the order they are met
+ * (0, 1, …): learnt once per outcome, read by id. A place at or above `PLACES` is not kept
+ * (`NO_PLACE`). One per revision: outcome ids are the revision's.
+ */
+export class OutcomePlaces {
+  private places = new Int8Array(256).fill(UNKNOWN_PLACE);
+  private readonly met: Uint8Array;
+
+  constructor(toggles: number) {
+    this.met = new Uint8Array(toggles);
   }
-  return undefined;
+
+  /** The place of outcome `id` of toggle `index`. */
+  of(index: number, id: number): number {
+    const known = id < this.places.length ? this.places[id] : UNKNOWN_PLACE;
+    return known !== UNKNOWN_PLACE ? known : this.learn(index, id);
+  }
+
+  private learn(index: number, id: number): number {
+    if (id >= this.places.length) {
+      const places = new Int8Array(Math.max(id + 1, 2 * this.places.length)).fill(UNKNOWN_PLACE);
+      places.set(this.places);
+      this.places = places;
+    }
+    const met = this.met[index];
+    const place = met < PLACES ? met : NO_PLACE;
+    if (met < PLACES) this.met[index] = met + 1;
+    this.places[id] = place;
+    return place;
+  }
 }
 
 /** Per-template overhead counted besides its runs, indices and usage list. */
@@ -60,8 +97,13 @@ export const templateBytes = (
   evaluated: number,
   usage: number,
 ): number => {
-  // per evaluated toggle: its index, and its piece slots (an id and a reference each)
-  let bytes = TEMPLATE_OVERHEAD + 2 * signature.length + (4 + 12 * PIECES) * evaluated + 8 * usage;
+  // per evaluated toggle its index, per unit its piece slots (a reference each)
+  let bytes =
+    TEMPLATE_OVERHEAD +
+    2 * signature.length +
+    4 * evaluated +
+    8 * UNIT_PIECES * unitsOf(evaluated) +
+    8 * usage;
   for (const run of runs) bytes += run.length + 64;
   return bytes;
 };
@@ -111,21 +153,15 @@ export class AnswerTemplates {
   }
 
   /**
-   * Adds a piece (`AnswerTemplate.pieces`) of `bytes` to a kept template; false when the template is
-   * no longer kept or its toggle has no free slot (the caller gives the bytes back then).
+   * Adds a piece (`AnswerTemplate.pieces`) of `bytes` in slot `slot` of a kept template; false when
+   * the template is no longer kept or the slot holds one (the caller gives the bytes back then).
    */
-  addPiece(template: AnswerTemplate, j: number, id: number, piece: Buffer, bytes: number): boolean {
-    if (this.kept.get(template.signature) !== template) return false;
-    const ids = template.pieceIds;
-    for (let k = PIECES * j; k < PIECES * j + PIECES; k++) {
-      if (ids[k] >= 0) continue;
-      ids[k] = id;
-      template.pieces[k] = piece;
-      template.bytes += bytes;
-      this.bytes += bytes;
-      return true;
-    }
-    return false;
+  addPiece(template: AnswerTemplate, slot: number, piece: Buffer, bytes: number): boolean {
+    if (this.kept.get(template.signature) !== template || template.pieces[slot] !== undefined) return false;
+    template.pieces[slot] = piece;
+    template.bytes += bytes;
+    this.bytes += bytes;
+    return true;
   }
 
   set(signature: string, template: AnswerTemplate): void {

@@ -1,7 +1,7 @@
 import type { BudgetMember } from '../budgets/shared-budget';
 import type { FeatureRepository } from '../upstream/feature-repository';
 import { AnswerCache } from './answer-cache';
-import { AnswerTemplates, PIECES, type AnswerTemplate } from './answer-templates';
+import { AnswerTemplates, OutcomePlaces, type AnswerTemplate } from './answer-templates';
 import type { BodyForms } from './body-forms';
 import { FlatToggles } from './compiled/flat';
 import { RequestScope } from './compiled/scope';
@@ -48,6 +48,8 @@ export class Revision {
   readonly flat: FlatToggles;
   /** The answers' user-independent parts (`answer-templates.ts`), held in the memo budget with the rows. */
   readonly templates = new AnswerTemplates();
+  /** The places of interned outcomes among their toggle's, which name the templates' pieces. */
+  readonly places: OutcomePlaces;
   /** Bytes and items this revision holds in the memo budget: its memo rows and its answer templates. */
   private memoBytes = 0;
   private memoRows = 0;
@@ -74,6 +76,7 @@ export class Revision {
     this.cache = new AnswerCache(keepsNothing ? NOTHING_KEPT : memory.answers);
     this.scope = new RequestScope(plan.checks);
     this.flat = new FlatToggles(plan.toggles);
+    this.places = new OutcomePlaces(plan.toggles.length);
     this.isRetired = keepsNothing;
     if (!keepsNothing) memory.memo.join(this.memoMember);
   }
@@ -136,17 +139,15 @@ export class Revision {
   }
 
   /**
-   * Keeps the piece of a template's toggle `j` for outcome `id` (its entry and the run after it,
-   * joined), within the memo budget; nothing when it does not fit or the template went meanwhile.
+   * Keeps a piece of a template in slot `slot` (the entries and runs one of its units wrote, joined),
+   * within the memo budget; nothing when it does not fit or the template went meanwhile.
    */
-  keepPiece(template: AnswerTemplate, j: number, id: number, entry: Buffer, next: Buffer): void {
-    if (this.isRetired) return;
-    // no free slot: not worth reserving
-    if (template.pieceIds[PIECES * j + PIECES - 1] >= 0) return;
-    const piece = joinEntries(NOTHING, [entry, next], NOTHING);
+  keepPiece(template: AnswerTemplate, slot: number, written: readonly Buffer[]): void {
+    if (this.isRetired || template.pieces[slot] !== undefined) return;
+    const piece = joinEntries(NOTHING, written, NOTHING);
     const bytes = piece.length + 64;
     if (!this.memory.memo.reserveMore(bytes)) return;
-    if (this.templates.addPiece(template, j, id, piece, bytes)) this.memoBytes += bytes;
+    if (this.templates.addPiece(template, slot, piece, bytes)) this.memoBytes += bytes;
     else this.memory.memo.release(bytes, 0);
   }
 

@@ -1,4 +1,12 @@
-import { PIECES, pieceOf, templateBytes, type AnswerTemplate } from './answer-templates';
+import {
+  NO_PLACE,
+  PLACES,
+  templateBytes,
+  UNIT,
+  UNIT_PIECES,
+  unitsOf,
+  type AnswerTemplate,
+} from './answer-templates';
 import type { AnswerPass } from './answer-pass';
 import type { Outcome } from './outcomes';
 import { joinEntries } from './toggle-json';
@@ -8,8 +16,9 @@ const NOTHING = Buffer.alloc(0);
 
 /**
  * The answer loop of an answer listing every toggle, from a template (`answer-templates.ts`): its
- * runs copied, the toggles between them evaluated (or remembered) as `answerLoop` does. The runs'
- * remembered outcomes are counted by the caller, once each.
+ * runs copied, the toggles between them evaluated (or remembered) as `answerLoop` does, in units of
+ * `UNIT` toggles: a unit whose outcomes were met before is written as its one piece, the run after
+ * each of its toggles included. The runs' remembered outcomes are counted by the caller, once each.
  */
 export function fromTemplate(
   entries: Buffer[],
@@ -23,28 +32,59 @@ export function fromTemplate(
   // (one by one: a spread of thousands of outcomes as arguments could overflow the stack)
   if (pass.collect) for (const outcome of template.usage) pass.counted.push(outcome);
   if (runs[0].length > 0) pass.push(entries, runs[0]);
-  for (let j = 0; j < evaluated.length; j++) {
-    const i = evaluated[j];
-    // the run after this toggle: in its piece, or copied after its entry
-    const next = runs[j + 1];
-    if (shape !== undefined && pass.isDecided(i)) {
-      pass.push(entries, pass.decidedEntry(toggles[i], shape));
-    } else {
+  const { places } = revision;
+  const { pieces } = template;
+  // a unit's outcome ids; -1 for an outcome not interned or an entry its shape decided, kept in `others`
+  const ids = new Int32Array(UNIT);
+  const others = new Array<Outcome | Buffer | undefined>(UNIT).fill(undefined);
+  for (let j = 0, u = 0; j < evaluated.length; j += UNIT, u++) {
+    const count = Math.min(UNIT, evaluated.length - j);
+    // every toggle of the unit evaluated in answer order, then written; `slot` names its piece
+    let slot = 0;
+    for (let t = 0; t < count; t++) {
+      const i = evaluated[j + t];
+      if (shape !== undefined && pass.isDecided(i)) {
+        ids[t] = -1;
+        others[t] = pass.decidedEntry(toggles[i], shape);
+        slot = -1;
+        continue;
+      }
       const result = pass.at(i);
-      if (typeof result !== 'number') pass.put(entries, i, -1, result, onlyEnabled);
-      else {
-        const piece = pieceOf(template, j, result);
-        if (piece !== undefined) {
-          pass.push(entries, piece);
-          continue;
+      if (typeof result === 'number') {
+        ids[t] = result;
+        if (slot >= 0) {
+          const place = places.of(i, result);
+          slot = place === NO_PLACE ? -1 : slot * PLACES + place;
         }
-        const before = entries.length;
-        pass.put(entries, i, result, undefined, onlyEnabled);
-        if (next.length > 0 && entries.length > before)
-          revision.keepPiece(template, j, result, entries[before], next);
+      } else {
+        ids[t] = -1;
+        others[t] = result;
+        slot = -1;
       }
     }
-    if (next.length > 0) pass.push(entries, next);
+    if (slot >= 0) {
+      slot += UNIT_PIECES * u;
+      const piece = pieces[slot];
+      if (piece !== undefined) {
+        if (piece.length > 0) pass.push(entries, piece);
+        continue;
+      }
+    }
+    const before = entries.length;
+    for (let t = 0; t < count; t++) {
+      const i = evaluated[j + t];
+      const id = ids[t];
+      if (id >= 0) pass.put(entries, i, id, undefined, onlyEnabled);
+      else {
+        const other = others[t];
+        others[t] = undefined;
+        if (other instanceof Uint8Array) pass.push(entries, other);
+        else pass.put(entries, i, -1, other, onlyEnabled);
+      }
+      const next = runs[j + t + 1];
+      if (next.length > 0) pass.push(entries, next);
+    }
+    if (slot >= 0) revision.keepPiece(template, slot, entries.slice(before));
   }
 }
 
@@ -99,8 +139,7 @@ export function makeTemplate(
     evaluated: Int32Array.from(evaluated),
     runs,
     usage,
-    pieceIds: new Int32Array(PIECES * evaluated.length).fill(-1),
-    pieces: new Array<Buffer | undefined>(PIECES * evaluated.length).fill(undefined),
+    pieces: new Array<Buffer | undefined>(UNIT_PIECES * unitsOf(evaluated.length)).fill(undefined),
     bytes: templateBytes(signature, runs, evaluated.length, usage.length),
   });
 }

@@ -9,8 +9,9 @@ export const CACHE_CONTROL = 'public, max-age=2';
 /**
  * The last step of every evaluation request: the headers of spec 4.2 and the toggle list (compressed
  * for a client that accepts it: `body-encoding.ts`), or a 304 without a body. Node's response API
- * only, so the raw path and Express routes share it. With
- * `headers` (a flat `[name, value, ...]` list, e.g. remembered CORS headers) a 304 is one `writeHead`.
+ * only, so the raw path and Express routes share it. With `headers` (a flat `[name, value, ...]`
+ * list, e.g. remembered CORS headers) a 304 or a 200 is one `writeHead` of a prepared list, without
+ * a `setHeader` per header (each checks and stores its header before the head is written).
  * `vary` (`KeyVary.evaluation`) names the key's header on the 200 and the 304 alike: the answer
  * depends on the key's scope, and `public` would otherwise let a shared cache hand it to any key.
  */
@@ -34,14 +35,32 @@ export function writeReply(
     return;
   }
   if (headers) {
-    const list = withVary(headers, vary);
-    for (let i = 0; i < list.length; i += 2) res.setHeader(list[i], list[i + 1]);
-  } else {
-    addVary(res, vary);
+    // one `writeHead` with the whole list: no header set one by one, checked and stored first
+    const head = headersOf(headers, vary);
+    head.push('ETag', reply.etag, 'Content-Type', CONTENT_TYPE);
+    sendBody(req, res, toBuffer(reply.body), reply.release, reply.forms, head);
+    return;
   }
+  addVary(res, vary);
   res.setHeader('Cache-Control', CACHE_CONTROL);
   res.setHeader('ETag', reply.etag);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
-  sendBody(req, res, body, reply.release, reply.forms);
+  res.setHeader('Content-Type', CONTENT_TYPE);
+  sendBody(req, res, toBuffer(reply.body), reply.release, reply.forms);
+}
+
+const CONTENT_TYPE = 'application/json; charset=utf-8';
+
+const toBuffer = (body: string | Buffer): Buffer => (typeof body === 'string' ? Buffer.from(body) : body);
+
+/** The 200's first headers per header list (the gate's remembered CORS headers) and `Vary`, made once each. */
+const prepared = new WeakMap<readonly string[], { vary: string; head: readonly string[] }>();
+
+/** A new list of `headers` with `Vary` naming `vary` (`withVary`), then `Cache-Control`, for one 200. */
+function headersOf(headers: readonly string[], vary: string): string[] {
+  let known = prepared.get(headers);
+  if (known?.vary !== vary) {
+    known = { vary, head: [...withVary(headers, vary), 'Cache-Control', CACHE_CONTROL] };
+    prepared.set(headers, known);
+  }
+  return known.head.slice();
 }

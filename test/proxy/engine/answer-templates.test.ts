@@ -8,10 +8,12 @@
 import fc from 'fast-check';
 import {
   AnswerTemplates,
-  PIECES,
-  pieceOf,
+  NO_PLACE,
+  OutcomePlaces,
+  PLACES,
   templateBytes,
   templateSignature,
+  UNIT_PIECES,
 } from '../../../src/proxy/engine/answer-templates';
 
 const keysArb = fc.array(
@@ -65,7 +67,6 @@ test('templates are forgotten oldest first, their bytes with them', () => {
       evaluated: Int32Array.of(0),
       runs,
       usage: [],
-      pieceIds: new Int32Array(PIECES).fill(-1),
       pieces: [],
       bytes,
     });
@@ -84,31 +85,42 @@ test('templates are forgotten oldest first, their bytes with them', () => {
   expect(templates.bytes).toBe(0);
 });
 
-test("a template's pieces: one per outcome of an evaluated toggle, up to 4, counted in its bytes", () => {
+test("a template's pieces: one per combination of places of a unit's outcomes, counted in its bytes", () => {
   const templates = new AnswerTemplates();
-  const runs = [Buffer.from('{"a":1}'), Buffer.from('{"b":2}')];
+  const runs = [Buffer.from('{"a":1}'), Buffer.alloc(0), Buffer.from('{"b":2}'), Buffer.from('{"c":3}')];
   const template = {
     signature: 's',
-    evaluated: Int32Array.of(5),
+    evaluated: Int32Array.of(5, 6, 8),
     runs,
     usage: [],
-    pieceIds: new Int32Array(PIECES).fill(-1),
-    pieces: [],
-    bytes: templateBytes('s', runs, 1, 0),
+    pieces: new Array<Buffer | undefined>(2 * UNIT_PIECES).fill(undefined),
+    bytes: templateBytes('s', runs, 3, 0),
   };
   templates.set('s', template);
   const before = templates.bytes;
-  expect(pieceOf(template, 0, 7)).toBeUndefined();
-  for (let id = 10; id < 10 + PIECES; id++)
-    expect(templates.addPiece(template, 0, id, Buffer.from(`{"x":${id}},{"b":2}`), 100)).toBe(true);
-  expect(pieceOf(template, 0, 11)?.toString()).toBe('{"x":11},{"b":2}');
-  expect(pieceOf(template, 0, 7)).toBeUndefined();
-  // no free slot: refused, nothing counted
-  expect(templates.addPiece(template, 0, 99, Buffer.from('x'), 100)).toBe(false);
-  expect(templates.bytes).toBe(before + 100 * PIECES);
-  expect(template.bytes).toBe(before + 100 * PIECES);
+  expect(templates.addPiece(template, 3, Buffer.from('{"x":1},{"b":2}'), 100)).toBe(true);
+  expect(template.pieces[3]?.toString()).toBe('{"x":1},{"b":2}');
+  // an empty piece (nothing listed) is a piece too
+  expect(templates.addPiece(template, UNIT_PIECES, Buffer.alloc(0), 64)).toBe(true);
+  // a slot holds one piece: refused, nothing counted
+  expect(templates.addPiece(template, 3, Buffer.from('x'), 100)).toBe(false);
+  expect(templates.bytes).toBe(before + 164);
+  expect(template.bytes).toBe(before + 164);
   // a template no longer kept takes no piece
-  expect(templates.forgetOldest()).toBe(before + 100 * PIECES);
-  expect(templates.addPiece(template, 0, 1, Buffer.from('x'), 100)).toBe(false);
+  expect(templates.forgetOldest()).toBe(before + 164);
+  expect(templates.addPiece(template, 4, Buffer.from('x'), 100)).toBe(false);
   expect(templates.bytes).toBe(0);
+});
+
+test('outcomes are placed in the order their toggle meets them, up to PLACES of them', () => {
+  const places = new OutcomePlaces(3);
+  expect(places.of(0, 7)).toBe(0);
+  expect(places.of(1, 300)).toBe(0);
+  expect(places.of(0, 2)).toBe(1);
+  expect(places.of(0, 7)).toBe(0);
+  for (let k = 2; k < PLACES; k++) expect(places.of(0, 10 + k)).toBe(k);
+  expect(places.of(0, 99)).toBe(NO_PLACE);
+  expect(places.of(0, 99)).toBe(NO_PLACE);
+  expect(places.of(1, 300)).toBe(0);
+  expect(places.of(1, 301)).toBe(1);
 });

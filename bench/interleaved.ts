@@ -1,0 +1,204 @@
+/**
+ * Two builds of the proxy side by side, to measure one change against the commit before it on a
+ * shared host, where two bench runs minutes apart differ by more than most changes.
+ *
+ * `node dist/bench/interleaved.js <other worktree> [get|ids|post|ofrep|kept] [flags] [rounds] [burst]`:
+ * the other worktree (e.g. the commit before, `git worktree add ../base <commit>`, built there) and
+ * this one each start a proxy (`dist/src/bin/flags-proxy.js`) on the bench's generated
+ * definitions; bursts of requests then alternate between the two (16 connections each, the order
+ * swapped every round), and each burst's server CPU is read from `/proc/<pid>/task/*\/schedstat`
+ * (every thread of the process). Printed: each build's median µs per request and the median of
+ * the rounds' ratios (this build / the other). The kinds of request: `get` a new user's GET with
+ * the bench's properties, `ids` one with only userId and sessionId, `post` a new user's POST,
+ * `ofrep` a new targetingKey's OFREP bulk, `kept` one repeated context.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { generateFeatures } from './flags';
+
+const [other, kind = 'get', flagsArg = '200', roundsArg = '10', burstArg = '1000'] = process.argv.slice(2);
+const FLAGS = Number(flagsArg);
+const ROUNDS = Number(roundsArg);
+const BURST = Number(burstArg);
+const CONNECTIONS = 16;
+const KEY = 'interleaved-key';
+const QUERY =
+  'appName=web&environment=production&plan=pro&version=2.3.1&region=eu&age=31&email=ada%40example.com';
+const PROPERTIES = { plan: 'pro', version: '2.3.1', region: 'eu', age: '31', email: 'ada@example.com' };
+
+interface Build {
+  readonly root: string;
+  readonly port: number;
+  readonly child: ChildProcess;
+  readonly agent: http.Agent;
+  readonly perRequest: number[];
+}
+
+/** CPU nanoseconds of every thread of `pid` so far. */
+function cpuOf(pid: number): number {
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // a thread that ended meanwhile
+    }
+  }
+  return ns;
+}
+
+let user = 0;
+
+/** The next request of the chosen kind: method, path and body. */
+function next(): [string, string, string | undefined] {
+  user += 1;
+  const id = `u-${user}`;
+  switch (kind) {
+    case 'ids':
+      return ['GET', `/proxy?userId=${id}&sessionId=s-${user}`, undefined];
+    case 'kept':
+      return ['GET', `/proxy?${QUERY}&userId=user-42&sessionId=sess-42`, undefined];
+    case 'post':
+      return [
+        'POST',
+        '/proxy',
+        JSON.stringify({
+          context: {
+            appName: 'web',
+            environment: 'production',
+            userId: id,
+            sessionId: `s-${user}`,
+            properties: PROPERTIES,
+          },
+        }),
+      ];
+    case 'ofrep':
+      return [
+        'POST',
+        '/ofrep/v1/evaluate/flags',
+        JSON.stringify({ context: { targetingKey: id, appName: 'web', ...PROPERTIES } }),
+      ];
+    default:
+      return ['GET', `/proxy?${QUERY}&userId=${id}&sessionId=s-${user}`, undefined];
+  }
+}
+
+function send(build: Build, method: string, urlPath: string, body?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { authorization: KEY };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const req = http.request(
+      { agent: build.agent, host: '127.0.0.1', port: build.port, method, path: urlPath, headers },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function burst(build: Build, count: number): Promise<void> {
+  let left = count;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (left-- > 0) {
+        const [method, urlPath, body] = next();
+        const status = await send(build, method, urlPath, body);
+        if (status !== 200) throw new Error(`${build.root}: ${method} ${urlPath} answered ${status}`);
+      }
+    }),
+  );
+}
+
+async function start(root: string, upstream: number, port: number): Promise<Build> {
+  const child = spawn(process.execPath, [path.join(root, 'dist/src/bin/flags-proxy.js')], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: {
+      PATH: process.env.PATH,
+      FLAGS_URL: `http://127.0.0.1:${upstream}/api`,
+      FLAGS_API_TOKEN: 'interleaved-token',
+      FLAGS_PROXY_CLIENT_KEYS: KEY,
+      FLAGS_FETCH_INTERVAL: '100000',
+      FLAGS_METRICS_INTERVAL: '100000',
+      LOG_LEVEL: 'error',
+      PORT: String(port),
+      NODE_ENV: 'production',
+      FLAGS_WORKERS: '1',
+    },
+  });
+  const build: Build = {
+    root,
+    port,
+    child,
+    agent: new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS }),
+    perRequest: [],
+  };
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const ok = await send(build, 'GET', '/proxy/health').then(
+      (status) => status === 200,
+      () => false,
+    );
+    if (ok) return build;
+    if (Date.now() > until) throw new Error(`${root}: no ready proxy in 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const median = (values: readonly number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+async function main(): Promise<void> {
+  if (other === undefined)
+    throw new Error('usage: interleaved.js <other worktree> [kind] [flags] [rounds] [burst]');
+  const definitions = JSON.stringify(generateFeatures(FLAGS));
+  const upstream = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.url?.startsWith('/api/client/features'))
+        res.writeHead(200, { 'content-type': 'application/json' }).end(definitions);
+      else res.writeHead(202).end();
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const upstreamPort = (upstream.address() as AddressInfo).port;
+  const builds: Build[] = [];
+  process.once('exit', () => {
+    for (const build of builds) build.child.kill('SIGKILL');
+  });
+  for (const root of [path.resolve(other), path.resolve(__dirname, '..', '..')])
+    builds.push(await start(root, upstreamPort, await freePort()));
+  // warm-up: compilation, memo rows, templates
+  for (const build of builds) await burst(build, 2 * BURST);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
+      const before = cpuOf(build.child.pid ?? 0);
+      await burst(build, BURST);
+      build.perRequest.push((cpuOf(build.child.pid ?? 0) - before) / BURST / 1000);
+    }
+  }
+  const [base, current] = builds;
+  const ratios = current.perRequest.map((us, i) => us / base.perRequest[i]);
+  console.log(
+    `${kind}, ${FLAGS} flags: ${base.root} ${median(base.perRequest).toFixed(1)} µs, ` +
+      `${current.root} ${median(current.perRequest).toFixed(1)} µs per request; ` +
+      `ratio ${median(ratios).toFixed(3)} (rounds: ${ratios.map((r) => r.toFixed(2)).join(' ')})`,
+  );
+  upstream.close();
+  process.exit(0);
+}
+
+void main();
