@@ -2,7 +2,7 @@
  * Two builds of the proxy side by side, to measure one change against the commit before it on a
  * shared host, where two bench runs minutes apart differ by more than most changes.
  *
- * `node dist/bench/interleaved.js <other worktree> [get|ids|post|ofrep|kept] [flags] [rounds] [burst]`:
+ * `node dist/bench/interleaved.js <other worktree> [get|ids|post|ofrep|kept|wrongkey|health] [flags] [rounds] [burst]`:
  * the other worktree (e.g. the commit before, `git worktree add ../base <commit>`, built there) and
  * this one each start a proxy (`dist/src/bin/flags-proxy.js`) on the bench's generated
  * definitions; bursts of requests then alternate between the two (16 connections each, the order
@@ -10,7 +10,8 @@
  * (every thread of the process). Printed: each build's median µs per request and the median of
  * the rounds' ratios (this build / the other). The kinds of request: `get` a new user's GET with
  * the bench's properties, `ids` one with only userId and sessionId, `post` a new user's POST,
- * `ofrep` a new targetingKey's OFREP bulk, `kept` one repeated context.
+ * `ofrep` a new targetingKey's OFREP bulk, `kept` one repeated context, `wrongkey` the same with a
+ * wrong client key (401), `health` the cold route `GET /proxy/health`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -60,7 +61,10 @@ function next(): [string, string, string | undefined] {
     case 'ids':
       return ['GET', `/proxy?userId=${id}&sessionId=s-${user}`, undefined];
     case 'kept':
+    case 'wrongkey':
       return ['GET', `/proxy?${QUERY}&userId=user-42&sessionId=sess-42`, undefined];
+    case 'health':
+      return ['GET', '/proxy/health', undefined];
     case 'post':
       return [
         'POST',
@@ -88,7 +92,7 @@ function next(): [string, string, string | undefined] {
 
 function send(build: Build, method: string, urlPath: string, body?: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { authorization: KEY };
+    const headers: Record<string, string> = { authorization: kind === 'wrongkey' ? 'not-the-key' : KEY };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const req = http.request(
       { agent: build.agent, host: '127.0.0.1', port: build.port, method, path: urlPath, headers },
@@ -109,7 +113,8 @@ async function burst(build: Build, count: number): Promise<void> {
       while (left-- > 0) {
         const [method, urlPath, body] = next();
         const status = await send(build, method, urlPath, body);
-        if (status !== 200) throw new Error(`${build.root}: ${method} ${urlPath} answered ${status}`);
+        if (status !== (kind === 'wrongkey' ? 401 : 200))
+          throw new Error(`${build.root}: ${method} ${urlPath} answered ${status}`);
       }
     }),
   );
