@@ -74,6 +74,7 @@ describeBrowser('a real browser (headless Chromium)', () => {
   const upstream = new TestUpstream(payload);
   let app: ProxyApp;
   let proxyServer: http.Server;
+  let appServer: http.Server;
   let pageServer: http.Server;
   let chromium: ChildProcess | undefined;
   let profile: string;
@@ -85,18 +86,30 @@ describeBrowser('a real browser (headless Chromium)', () => {
     await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', () => resolve()));
     const pageOrigin = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
     app = await readyProxyFor(upstream, { cors: { origin: pageOrigin } });
+    // The proxy serves on its own port; the browser talks to a pass-through in front of it that
+    // records what went over the wire (the answers' headers as the proxy wrote them).
+    appServer = http.createServer(app.listener);
+    await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', () => resolve()));
+    const appPort = (appServer.address() as AddressInfo).port;
     proxyServer = http.createServer((req, res) => {
-      res.on('finish', () => {
-        if (req.method === 'OPTIONS') return;
-        const encoding = res.getHeader('content-encoding');
-        seen.push({
-          path: req.url ?? '',
-          acceptEncoding: req.headers['accept-encoding'],
-          status: res.statusCode,
-          contentEncoding: typeof encoding === 'string' ? encoding : undefined,
-        });
-      });
-      app(req, res);
+      const forward = http.request(
+        { host: '127.0.0.1', port: appPort, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          if (req.method !== 'OPTIONS') {
+            const encoding = answer.headers['content-encoding'];
+            seen.push({
+              path: req.url ?? '',
+              acceptEncoding: req.headers['accept-encoding'],
+              status: answer.statusCode ?? 0,
+              contentEncoding: typeof encoding === 'string' ? encoding : undefined,
+            });
+          }
+          res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+          answer.pipe(res);
+        },
+      );
+      forward.on('error', () => res.destroy());
+      req.pipe(forward);
     });
     await new Promise<void>((resolve) => proxyServer.listen(0, '127.0.0.1', () => resolve()));
     profile = mkdtempSync(path.join(tmpdir(), 'flags-proxy-chromium-'));
@@ -105,6 +118,7 @@ describeBrowser('a real browser (headless Chromium)', () => {
   afterAll(async () => {
     chromium?.kill();
     await new Promise<void>((resolve) => proxyServer.close(() => resolve()));
+    await new Promise<void>((resolve) => appServer.close(() => resolve()));
     await new Promise<void>((resolve) => pageServer.close(() => resolve()));
     await app.close();
     await upstream.stop();
