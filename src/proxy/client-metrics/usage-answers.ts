@@ -13,7 +13,7 @@ export interface UsageCall {
   readonly scope: { readonly environment: { readonly clientUsage: ClientUsage } };
 }
 
-export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssues(parsed.error)}`);
   return parsed.data;

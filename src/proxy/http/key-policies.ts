@@ -29,7 +29,7 @@ function servedNow(call: Call, serving: ScopeServing, whileUnserved = false): Sc
  * a `ValidationUnavailable` when no key is accepted and one could not be validated now (503, not
  * 401). `gone` gives the signal of the client going, for a wait on the upstream.
  */
-export async function resolveRequestKey(
+async function resolveRequestKey(
   opts: RequireScopeOptions,
   headers: IncomingHttpHeaders,
   gone?: () => AbortSignal,
@@ -86,7 +86,7 @@ export function scopeKey(options: RequireScopeOptions): KeyPolicy {
  * `policy`, with its 401 turned into `refusal` when `wrongKind` says the request carries a key of
  * another kind (a frontend key where a backend token is needed: 403).
  */
-export function refusingOtherKinds(
+function refusingOtherKinds(
   policy: KeyPolicy,
   wrongKind: (call: Call) => boolean,
   refusal: HttpError,
@@ -113,7 +113,7 @@ const TOKENS_OPTION = 'expServerSideSdkConfig.tokens / EXP_SERVER_SIDE_SDK_CONFI
  * `serving` serves (the first environment): 401 without one, with another secret, or with no tokens
  * configured (naming the option to set); 503 while that environment cannot be served.
  */
-export function serverTokenKey(tokens: readonly string[], serving: ScopeServing): KeyPolicy {
+function serverTokenKey(tokens: readonly string[], serving: ScopeServing): KeyPolicy {
   const matches = secretMatcher(tokens);
   const notConfigured = new AuthenticationRequired(
     `Server-side SDK access is not configured on this proxy: set ${TOKENS_OPTION}`,
@@ -230,7 +230,7 @@ export function ofrepStreamKey(options: OfrepKeyOptions, streamKeys: StreamKeys)
 }
 
 /** The candidate keys of an OFREP request: the configured header, `Authorization`, `X-API-Key`. */
-export function ofrepCandidates(headers: IncomingHttpHeaders, header: string): string[] {
+function ofrepCandidates(headers: IncomingHttpHeaders, header: string): string[] {
   const found = [
     keyFromHeader(headers[header]),
     keyFromHeader(headers.authorization),

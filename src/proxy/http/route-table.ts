@@ -31,7 +31,7 @@ interface PrefixRoute<T> {
 const SLASH = 0x2f;
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 /** The method of a route that takes every method. */
-export const ANY_METHOD = '*';
+const ANY_METHOD = '*';
 
 export class RouteTable<T> {
   /** Per method, per normalised path: a canonical path is found without building a key. */

@@ -5,8 +5,6 @@ import type { EvaluationPipeline } from '../evaluation/pipeline';
 import { StreamKeys, streamToken } from './auth';
 import { OfrepBulk, type OfrepScope } from './bulk-answer';
 
-export { INACTIVITY_DELAY_SEC, STREAM_PATH, type OfrepScope } from './bulk-answer';
-
 export interface OfrepPartsOptions {
   /** The evaluation pipeline of `/proxy`: its context limits. */
   pipeline: EvaluationPipeline;

@@ -1,4 +1,4 @@
-import { STREAM_PATH } from '../../ofrep/change-stream';
+import { STREAM_PATH } from '../../ofrep/bulk-answer';
 import { Routes, type Endpoint, type ExpressServe, type KeyPolicy } from '../endpoint';
 import { notFound } from './not-found';
 import { ofrepErrors } from './ofrep-evaluate';
