@@ -87,9 +87,16 @@ async function plainUpstream(): Promise<TestUpstream> {
   return upstream;
 }
 
-describe('TLS serving (TLS_ENABLE)', () => {
-  async function startTls(extra: Record<string, string> = {}): Promise<{ http: string; https: string }> {
-    const up = await plainUpstream();
+/**
+ * The built program serving plain HTTP and HTTPS (the test CA's certificate), once its HTTPS health
+ * answers 200. Two fixed ports: another process may take one between `freePort` and the program's
+ * bind (EADDRINUSE); then two other ports are tried, at most three times.
+ */
+async function startTls(
+  extra: Record<string, string> = {},
+): Promise<{ port: number; tlsPort: number; http: string; https: string }> {
+  const up = await plainUpstream();
+  for (let attempt = 1; ; attempt++) {
     const [port, tlsPort] = [await freePort(), await freePort()];
     program = startProgram({
       FLAGS_URL: up.url,
@@ -103,9 +110,19 @@ describe('TLS serving (TLS_ENABLE)', () => {
       LOG_LEVEL: 'info',
       ...extra,
     });
-    return { http: `http://127.0.0.1:${port}`, https: `https://127.0.0.1:${tlsPort}` };
+    try {
+      await waitForStatus(program, `https://127.0.0.1:${tlsPort}/proxy/health`, 200, {
+        ca: certs.read(certs.caCert),
+      });
+      return { port, tlsPort, http: `http://127.0.0.1:${port}`, https: `https://127.0.0.1:${tlsPort}` };
+    } catch (err) {
+      if (attempt >= 3 || !program.output().includes('EADDRINUSE')) throw err;
+      await program.kill();
+    }
   }
+}
 
+describe('TLS serving (TLS_ENABLE)', () => {
   test('HTTPS on TLS_SERVER_PORT with a certificate made by openssl, plain HTTP beside it', async () => {
     const urls = await startTls();
     const ca = certs.read(certs.caCert);
@@ -163,35 +180,6 @@ describe('TLS serving (TLS_ENABLE)', () => {
 });
 
 describe('TLS serving: forward secrecy, absolute-form targets, the redirect', () => {
-  async function startTls(extra: Record<string, string> = {}): Promise<{ port: number; tlsPort: number }> {
-    const up = await plainUpstream();
-    // Two fixed ports: another process may take one between `freePort` and the program's bind
-    // (EADDRINUSE); then two other ports are tried, at most three times.
-    for (let attempt = 1; ; attempt++) {
-      const [port, tlsPort] = [await freePort(), await freePort()];
-      program = startProgram({
-        FLAGS_URL: up.url,
-        FLAGS_API_TOKEN: up.token,
-        FLAGS_PROXY_CLIENT_KEYS: KEY,
-        PORT: String(port),
-        TLS_ENABLE: 'true',
-        TLS_SERVER_CERT: certs.serverCert,
-        TLS_SERVER_KEY: certs.serverKey,
-        TLS_SERVER_PORT: String(tlsPort),
-        ...extra,
-      });
-      try {
-        await waitForStatus(program, `https://127.0.0.1:${tlsPort}/proxy/health`, 200, {
-          ca: certs.read(certs.caCert),
-        });
-        return { port, tlsPort };
-      } catch (err) {
-        if (attempt >= 3 || !program.output().includes('EADDRINUSE')) throw err;
-        await program.kill();
-      }
-    }
-  }
-
   test('a TLS 1.2 cipher without forward secrecy is refused; ECDHE and TLS 1.3 are served', async () => {
     const { tlsPort } = await startTls();
     const tls12 = { maxVersion: 'TLSv1.2' } as const;
