@@ -94,8 +94,7 @@ export type RouteRules = Partial<Omit<Endpoint, 'routes' | 'serve' | 'express'>>
 export type ExpressServe = (req: Request, res: Response, call: Call) => void | Promise<void>;
 
 /**
- * Declares the cold routes of one room (health, backstage, the client API …): each `get`/`post`/
- * `any` is an endpoint with the room's rules, changed per route where given, served by an Express
+ * Declares the cold routes of one room (health, backstage, the client API …): each `get`/`post` is an endpoint with the room's rules, changed per route where given, served by an Express
  * handler. `endpoints` is what the front is built with.
  */
 export class Routes {
@@ -109,14 +108,6 @@ export class Routes {
 
   post(paths: string | readonly string[], serve: ExpressServe, rules: RouteRules = {}): this {
     return this.add('POST', paths, serve, rules);
-  }
-
-  /** Every method, at `prefix` and below it. */
-  any(prefixes: string | readonly string[], serve: ExpressServe, rules: RouteRules = {}): this {
-    const paths = (typeof prefixes === 'string' ? [prefixes] : prefixes).map((p) =>
-      p.endsWith('/*') ? p : `${p.replace(/\/+$/, '')}/*`,
-    );
-    return this.add('*', paths, serve, rules);
   }
 
   private add(
