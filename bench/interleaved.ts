@@ -12,8 +12,14 @@
  * the bench's properties, `ids` one with only userId and sessionId, `post` a new user's POST,
  * `ofrep` a new targetingKey's OFREP bulk, `kept` one repeated context, `wrongkey` the same with a
  * wrong client key (401), `health` the cold route `GET /proxy/health`.
+ *
+ * With `ceiling` in place of the other worktree, the other server is the bench's bare `node:http`
+ * ceiling (`ceiling.ts`) answering this proxy's own response (status, headers, body of one sample
+ * request of the kind): the ratio is then the proxy's server CPU per request over what Node itself
+ * costs for the same bytes, which reads a target set in µs on another machine through that
+ * machine's ceiling.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -90,21 +96,43 @@ function next(): [string, string, string | undefined] {
   }
 }
 
-function send(build: Build, method: string, urlPath: string, body?: string): Promise<number> {
+interface Answer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: Buffer;
+}
+
+function exchange(
+  build: Build,
+  method: string,
+  urlPath: string,
+  body?: string,
+  keep = false,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { authorization: kind === 'wrongkey' ? 'not-the-key' : KEY };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const req = http.request(
       { agent: build.agent, host: '127.0.0.1', port: build.port, method, path: urlPath, headers },
       (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
+        const chunks: Buffer[] = [];
+        if (keep) res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        else res.resume();
+        res.on('end', () => {
+          const answer: Record<string, string> = {};
+          for (const [name, value] of Object.entries(res.headers))
+            if (typeof value === 'string') answer[name] = value;
+          resolve({ status: res.statusCode ?? 0, headers: answer, body: Buffer.concat(chunks) });
+        });
       },
     );
     req.on('error', reject);
     req.end(body);
   });
 }
+
+const send = (build: Build, method: string, urlPath: string, body?: string): Promise<number> =>
+  exchange(build, method, urlPath, body).then((answer) => answer.status);
 
 async function burst(build: Build, count: number): Promise<void> {
   let left = count;
@@ -155,6 +183,31 @@ async function start(root: string, upstream: number, port: number): Promise<Buil
   }
 }
 
+/** The bench's ceiling, answering `answer` to every request. */
+async function startCeiling(answer: Answer): Promise<Build> {
+  const child = fork(path.join(__dirname, 'ceiling.js'), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const port = await new Promise<number>((resolve) =>
+    child.once('message', (m: { port: number }) => resolve(m.port)),
+  );
+  const build: Build = {
+    root: 'ceiling',
+    port,
+    child,
+    agent: new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS }),
+    perRequest: [],
+  };
+  const set = JSON.stringify({
+    status: answer.status,
+    headers: answer.headers,
+    body: answer.body.toString('base64'),
+  });
+  const done = await exchange(build, 'PUT', '/__ceiling', set);
+  if (done.status !== 204) throw new Error(`the ceiling answered ${done.status} to its answer`);
+  return build;
+}
+
 async function freePort(): Promise<number> {
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -168,7 +221,7 @@ const median = (values: readonly number[]): number =>
 
 async function main(): Promise<void> {
   if (other === undefined)
-    throw new Error('usage: interleaved.js <other worktree> [kind] [flags] [rounds] [burst]');
+    throw new Error('usage: interleaved.js <other worktree|ceiling> [kind] [flags] [rounds] [burst]');
   const definitions = JSON.stringify(generateFeatures(FLAGS));
   const upstream = http.createServer((req, res) => {
     req.resume();
@@ -184,8 +237,12 @@ async function main(): Promise<void> {
   process.once('exit', () => {
     for (const build of builds) build.child.kill('SIGKILL');
   });
-  for (const root of [path.resolve(other), path.resolve(__dirname, '..', '..')])
-    builds.push(await start(root, upstreamPort, await freePort()));
+  const own = await start(path.resolve(__dirname, '..', '..'), upstreamPort, await freePort());
+  builds.push(own);
+  if (other === 'ceiling') {
+    const [method, urlPath, body] = next();
+    builds.unshift(await startCeiling(await exchange(own, method, urlPath, body, true)));
+  } else builds.unshift(await start(path.resolve(other), upstreamPort, await freePort()));
   // warm-up: compilation, memo rows, templates
   for (const build of builds) await burst(build, 2 * BURST);
   for (let round = 0; round < ROUNDS; round++) {
