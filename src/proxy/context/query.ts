@@ -30,11 +30,40 @@ export interface QueryContext {
   properties: Record<string, string> | undefined;
 }
 
+/** Where a parameter's field goes: a root field, a property, or nowhere (read and dropped). */
+const enum Kind {
+  Root,
+  Property,
+  Ignored,
+}
+
+/** One `name=value` pair, decoded: the field it gives, and of which kind. */
+interface Parameter {
+  readonly name: string;
+  readonly value: string;
+  readonly field: string;
+  readonly kind: Kind;
+}
+
+function parameter(pair: string): Parameter {
+  const eq = pair.indexOf('=');
+  const name = decode(eq === -1 ? pair : pair.slice(0, eq));
+  const value = eq === -1 ? '' : decode(pair.slice(eq + 1));
+  const property = name.startsWith('properties[') ? PROPERTY_PARAM.exec(name) : null;
+  if (property !== null) return { name, value, field: property[1], kind: Kind.Property };
+  const kind = IGNORED.has(name) ? Kind.Ignored : ROOT.has(name) ? Kind.Root : Kind.Property;
+  return { name, value, field: name, kind };
+}
+
 /**
  * Reads a query string into context fields in one pass. A parameter given twice is a 400 naming it,
  * also when two spellings name the same field (`plan` and `properties[plan]`); so is a parameter
  * past the limit, a field named `__proto__`/`constructor`/`prototype`, and anything over the context
  * limits. Empty values are dropped (after the checks).
+ *
+ * A field given before is found in the object it went to (`Object.hasOwn`), or, for the few kept in
+ * neither (an empty value, an ignored parameter), in a short list; the spelling that gave it first
+ * is looked up again only for the 400.
  */
 export function readQuery(query: string, limits: ContextLimits): QueryContext {
   const root: Record<string, string> = {};
@@ -42,11 +71,7 @@ export function readQuery(query: string, limits: ContextLimits): QueryContext {
   if (query === '') return { root, properties };
   const budget = new ContextBudget(limits);
   const maxParameters = maxQueryParameters(limits);
-  // who gave each field, by kind (`plan` and `properties[plan]` are the same field): keyed by the
-  // field itself, whose hash the lookups share with the stores below
-  const seenRoot = new Map<string, string>();
-  let seenProperty: Map<string, string> | undefined;
-  let seenIgnored: Map<string, string> | undefined;
+  let unstored: string[] | undefined;
   let count = 0;
   let start = 0;
   while (start <= query.length) {
@@ -59,27 +84,39 @@ export function readQuery(query: string, limits: ContextLimits): QueryContext {
       throw new ValidationError(
         `The query has more than ${maxParameters} parameters (limit maxContextProperties / FLAGS_MAX_CONTEXT_PROPERTIES, plus the root fields)`,
       );
-    const eq = pair.indexOf('=');
-    const name = decode(eq === -1 ? pair : pair.slice(0, eq));
-    const value = eq === -1 ? '' : decode(pair.slice(eq + 1));
-    const property = name.startsWith('properties[') ? PROPERTY_PARAM.exec(name) : null;
-    const field = property ? property[1] : name;
-    const ignored = property === null && IGNORED.has(name);
-    const isProperty = property !== null || !ROOT.has(name);
-    const seen = ignored ? (seenIgnored ??= new Map()) : isProperty ? (seenProperty ??= new Map()) : seenRoot;
-    const first = seen.get(field);
-    if (first !== undefined)
-      throw new ValidationError(
-        first === name
-          ? `Query parameter "${name}" is given more than once; send it once`
-          : `Query parameters "${first}" and "${name}" both give the property "${field}"; send it once`,
-      );
-    seen.set(field, name);
-    if (ignored) continue;
-    budget.takeParameter(field, value, name, isProperty);
-    if (value === '') continue;
-    if (isProperty) (properties ??= {})[field] = value;
+    const { name, value, field, kind } = parameter(pair);
+    const stored = kind === Kind.Root ? root : kind === Kind.Property ? properties : undefined;
+    if (
+      (stored !== undefined && Object.hasOwn(stored, field)) ||
+      unstored?.includes(`${kind}${field}`) === true
+    )
+      throw givenTwice(query, field, kind, name);
+    if (kind === Kind.Ignored) {
+      (unstored ??= []).push(`${kind}${field}`);
+      continue;
+    }
+    budget.takeParameter(field, value, name, kind === Kind.Property);
+    if (value === '') (unstored ??= []).push(`${kind}${field}`);
+    else if (kind === Kind.Property) (properties ??= {})[field] = value;
     else root[field] = value;
   }
   return { root, properties };
+}
+
+/** The 400 for `name` giving a field of `query` given before, naming the parameter that gave it first. */
+function givenTwice(query: string, field: string, kind: Kind, name: string): ValidationError {
+  let first = name;
+  for (const pair of query.split('&')) {
+    if (pair === '') continue;
+    const given = parameter(pair);
+    if (given.field === field && given.kind === kind) {
+      first = given.name;
+      break;
+    }
+  }
+  return new ValidationError(
+    first === name
+      ? `Query parameter "${name}" is given more than once; send it once`
+      : `Query parameters "${first}" and "${name}" both give the property "${field}"; send it once`,
+  );
 }
