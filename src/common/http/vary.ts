@@ -76,3 +76,23 @@ export function withVary(headers: readonly string[], vary: string): readonly str
   varied.set(headers, { vary, list });
   return list;
 }
+
+/** Lists `headWith` made, per list it was given, by `Vary` and `Cache-Control`. */
+const heads = new WeakMap<readonly string[], Map<string, readonly string[]>>();
+
+/**
+ * A new `[name, value, ...]` list for one response's `writeHead`: `headers` with `Vary` naming
+ * `vary`'s fields too (`withVary`), then `Cache-Control`. The caller appends its own headers. The
+ * list before the copy is made once per `headers` list, `vary` and `cacheControl`.
+ */
+export function headWith(headers: readonly string[], vary: string, cacheControl: string): string[] {
+  let byValues = heads.get(headers);
+  if (byValues === undefined) heads.set(headers, (byValues = new Map()));
+  const key = `${vary}\u0000${cacheControl}`;
+  let head = byValues.get(key);
+  if (head === undefined) {
+    head = [...withVary(headers, vary), 'Cache-Control', cacheControl];
+    byValues.set(key, head);
+  }
+  return head.slice();
+}

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { addVary, withVary } from '../../common/http/vary';
+import { addVary, headWith } from '../../common/http/vary';
 import type { Reply } from '../engine/evaluator';
 import { sendBody } from '../compression/body-encoding';
 
@@ -14,6 +14,9 @@ export const CACHE_CONTROL = 'public, max-age=2';
  * a `setHeader` per header (each checks and stores its header before the head is written).
  * `vary` (`KeyVary.evaluation`) names the key's header on the 200 and the 304 alike: the answer
  * depends on the key's scope, and `public` would otherwise let a shared cache hand it to any key.
+ * When the CORS middleware wrote its headers on the response itself (the gate could not remember
+ * them for this origin) and named `Vary` there, the headers are set one by one, so that `Vary` is
+ * merged, not replaced.
  */
 export function writeReply(
   req: IncomingMessage,
@@ -22,9 +25,12 @@ export function writeReply(
   vary: string,
   headers?: readonly string[],
 ): void {
+  const direct = headers !== undefined && !res.hasHeader('Vary');
   if (reply.notModified) {
-    if (headers) {
-      res.writeHead(304, [...withVary(headers, vary), 'Cache-Control', CACHE_CONTROL, 'ETag', reply.etag]);
+    if (direct) {
+      const head = headWith(headers, vary, CACHE_CONTROL);
+      head.push('ETag', reply.etag);
+      res.writeHead(304, head);
     } else {
       addVary(res, vary);
       res.setHeader('Cache-Control', CACHE_CONTROL);
@@ -34,9 +40,9 @@ export function writeReply(
     res.end();
     return;
   }
-  if (headers) {
+  if (direct) {
     // one `writeHead` with the whole list: no header set one by one, checked and stored first
-    const head = headersOf(headers, vary);
+    const head = headWith(headers, vary, CACHE_CONTROL);
     head.push('ETag', reply.etag, 'Content-Type', CONTENT_TYPE);
     sendBody(req, res, toBuffer(reply.body), reply.release, reply.forms, head);
     return;
@@ -51,16 +57,3 @@ export function writeReply(
 const CONTENT_TYPE = 'application/json; charset=utf-8';
 
 const toBuffer = (body: string | Buffer): Buffer => (typeof body === 'string' ? Buffer.from(body) : body);
-
-/** The 200's first headers per header list (the gate's remembered CORS headers) and `Vary`, made once each. */
-const prepared = new WeakMap<readonly string[], { vary: string; head: readonly string[] }>();
-
-/** A new list of `headers` with `Vary` naming `vary` (`withVary`), then `Cache-Control`, for one 200. */
-function headersOf(headers: readonly string[], vary: string): string[] {
-  let known = prepared.get(headers);
-  if (known?.vary !== vary) {
-    known = { vary, head: [...withVary(headers, vary), 'Cache-Control', CACHE_CONTROL] };
-    prepared.set(headers, known);
-  }
-  return known.head.slice();
-}

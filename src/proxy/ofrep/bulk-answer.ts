@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'unleash-client';
 import { etagMatches, weakEtag } from '../../common/http/etag';
 import { validHost } from '../../common/http/host';
-import { addVary } from '../../common/http/vary';
+import { addVary, headWith } from '../../common/http/vary';
 import type { ContextLimits } from '../context/limits';
 import { sendBody } from '../compression/body-encoding';
 import { BodyBuffers } from '../engine/body-buffers';
@@ -47,12 +47,16 @@ export interface BulkRequest {
   origin: string | undefined;
   /** `{prefix}/ofrep`: where the OFREP router is mounted (`req.baseUrl`). */
   basePath: string;
+  /** The CORS headers the gate remembered for the request's origin (`Call.cors`), written with the answer's. */
+  cors: readonly string[];
 }
 
 /** OFREP's bulk answer lists every flag. */
 const ALL_FLAGS: Selection = { kind: 'all' };
 const FLAGS_HEAD = Buffer.from('{"flags":[');
 const CONTENT_TYPE = 'application/json; charset=utf-8';
+/** A bulk answer may be stored, and is revalidated before every use. */
+const CACHE_CONTROL = 'no-cache';
 
 /**
  * `POST {prefix}/ofrep/v1/evaluate/flags` after its key, readiness and body were checked: the one
@@ -104,15 +108,20 @@ export class OfrepBulk {
   write(req: IncomingMessage, res: ServerResponse, request: BulkRequest): void {
     const { context, scope } = request;
     const { features, pipeline, streams } = scope;
-    res.setHeader('Cache-Control', 'no-cache');
-    addVary(res, this.vary);
+    // the CORS headers, `Vary` and `Cache-Control` in one `writeHead` with the others, unless the
+    // CORS middleware wrote its own `Vary` on the response (then merged into it, one by one)
+    const head = res.hasHeader('Vary') ? undefined : headWith(request.cors, this.vary, CACHE_CONTROL);
+    if (head === undefined) {
+      res.setHeader('Cache-Control', CACHE_CONTROL);
+      addVary(res, this.vary);
+    }
     // A pure answer (every flag a function of the definitions and this context) has a validator
     // derived from them, known before evaluating: a matching If-None-Match costs no evaluation.
     const prepared = pipeline.prepare(ALL_FLAGS, context);
     const derived = prepared.etag === undefined ? undefined : derivedEtagOf('ofrep-bulk', prepared.etag);
     const ifNoneMatch = req.headers['if-none-match'];
     if (derived !== undefined && etagMatches(ifNoneMatch, derived)) {
-      notModified(res, derived);
+      notModified(res, derived, head);
       return;
     }
     // every flag through the plan of `/proxy`, each result serialised once per outcome and reason,
@@ -140,18 +149,25 @@ export class OfrepBulk {
       : weakEtag(body.subarray(FLAGS_HEAD.length - 1, body.length - tail.length + 1));
     if (etagMatches(ifNoneMatch, etag)) {
       release?.();
-      notModified(res, etag);
+      notModified(res, etag, head);
       return;
     }
-    res.setHeader('ETag', etag);
-    res.setHeader('Content-Type', CONTENT_TYPE);
-    sendBody(req, res, body, release);
+    if (head === undefined) {
+      res.setHeader('ETag', etag);
+      res.setHeader('Content-Type', CONTENT_TYPE);
+    } else head.push('ETag', etag, 'Content-Type', CONTENT_TYPE);
+    sendBody(req, res, body, release, undefined, head);
   }
 }
 
-function notModified(res: ServerResponse, etag: string): void {
-  res.setHeader('ETag', etag);
-  res.statusCode = 304;
+function notModified(res: ServerResponse, etag: string, head: string[] | undefined): void {
+  if (head === undefined) {
+    res.setHeader('ETag', etag);
+    res.statusCode = 304;
+  } else {
+    head.push('ETag', etag);
+    res.writeHead(304, head);
+  }
   res.end();
 }
 

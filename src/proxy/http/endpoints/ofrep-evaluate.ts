@@ -84,8 +84,8 @@ export function ofrepSingleEndpoint(options: OfrepEvaluateOptions): Endpoint {
 export function ofrepBulkEndpoint(options: OfrepEvaluateOptions): Endpoint {
   const { bulk } = options;
   const answer = (call: Call, context: Context): void => {
-    writeCors(call);
     bulk.write(call.req, call.res, {
+      cors: call.cors,
       scope: options.scopeOf(call.scope),
       context,
       key: call.key,
