@@ -77,8 +77,8 @@ export function withVary(headers: readonly string[], vary: string): readonly str
   return list;
 }
 
-/** Lists `headWith` made, per list it was given, by `Vary` and `Cache-Control`. */
-const heads = new WeakMap<readonly string[], Map<string, readonly string[]>>();
+/** Lists `headWith` made, per list it was given, by `Vary` and then `Cache-Control` value. */
+const heads = new WeakMap<readonly string[], Map<string, Map<string, readonly string[]>>>();
 
 /**
  * A new `[name, value, ...]` list for one response's `writeHead`: `headers` with `Vary` naming
@@ -86,13 +86,14 @@ const heads = new WeakMap<readonly string[], Map<string, readonly string[]>>();
  * list before the copy is made once per `headers` list, `vary` and `cacheControl`.
  */
 export function headWith(headers: readonly string[], vary: string, cacheControl: string): string[] {
-  let byValues = heads.get(headers);
-  if (byValues === undefined) heads.set(headers, (byValues = new Map()));
-  const key = `${vary}\u0000${cacheControl}`;
-  let head = byValues.get(key);
+  let byVary = heads.get(headers);
+  if (byVary === undefined) heads.set(headers, (byVary = new Map()));
+  let byCacheControl = byVary.get(vary);
+  if (byCacheControl === undefined) byVary.set(vary, (byCacheControl = new Map()));
+  let head = byCacheControl.get(cacheControl);
   if (head === undefined) {
     head = [...withVary(headers, vary), 'Cache-Control', cacheControl];
-    byValues.set(key, head);
+    byCacheControl.set(cacheControl, head);
   }
   return head.slice();
 }
