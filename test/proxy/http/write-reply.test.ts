@@ -13,14 +13,15 @@ async function answerOf(
   try {
     return await new Promise((resolve, reject) => {
       http
-        .get({ host: '127.0.0.1', port, path: '/' }, (res) => {
+        .get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
           res.resume();
           res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.rawHeaders }));
         })
         .on('error', reject);
     });
   } finally {
-    server.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
   }
 }
 
