@@ -25,6 +25,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { generateFeatures } from './flags';
+import { freePort } from './free-port';
 
 const [other, kind = 'get', flagsArg = '200', roundsArg = '10', burstArg = '1000'] = process.argv.slice(2);
 const FLAGS = Number(flagsArg);
@@ -206,14 +207,6 @@ async function startCeiling(answer: Answer): Promise<Build> {
   const done = await exchange(build, 'PUT', '/__ceiling', set);
   if (done.status !== 204) throw new Error(`the ceiling answered ${done.status} to its answer`);
   return build;
-}
-
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const median = (values: readonly number[]): number =>

@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { generateFeatures, someNames, type BenchFeatures } from './flags';
 import { UNIQUE, type LoadJob, type LoadResult } from './load';
+import { freePort } from './free-port';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 3);
 const SIZES = (process.env.BENCH_SIZES ?? '20,200,2000').split(',').map(Number);
@@ -132,14 +133,6 @@ function request(
     req.on('error', reject);
     req.end(body);
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
