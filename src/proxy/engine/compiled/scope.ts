@@ -13,6 +13,21 @@ export function contextValue(context: Context, field: string): string | undefine
   return value !== undefined && value !== null ? String(value) : undefined;
 }
 
+/**
+ * The SDK's default variant seed (`variantSeed` without a field): the first non-empty string of
+ * `userId`, `sessionId` and `remoteAddress`; undefined when none is.
+ */
+export function variantSeedOf(
+  userId: unknown,
+  sessionId: unknown,
+  remoteAddress: unknown,
+): string | undefined {
+  if (typeof userId === 'string' && userId !== '') return userId;
+  if (typeof sessionId === 'string' && sessionId !== '') return sessionId;
+  if (typeof remoteAddress === 'string' && remoteAddress !== '') return remoteAddress;
+  return undefined;
+}
+
 const TRUE = 1;
 const FALSE = 2;
 
@@ -53,6 +68,12 @@ export class RequestScope {
   /** Keys prepared for hashing during the request `keysOf` names (`key`). */
   private keys: PreparedKey[] = [];
   private keysOf = 0;
+  /** The request's prepared default sticky value and default variant seed (`stickyKey`, `seedKey`); null: none. */
+  private stickyPrepared: PreparedKey | null | undefined = undefined;
+  private seedPrepared: PreparedKey | null | undefined = undefined;
+  /** Per field number, the request's value prepared for hashing (`fieldKey`); null: empty or missing. */
+  private fieldKeyStamps = new Uint32Array(16);
+  private fieldKeys: (PreparedKey | null)[] = [];
   context: Context = {};
   /** The context's root fields as the SDK's built-in strategies read them. */
   userId: unknown = undefined;
@@ -70,10 +91,13 @@ export class RequestScope {
     this.userId = context.userId;
     this.sessionId = context.sessionId;
     this.featureToggle = (context as Record<string, unknown>).featureToggle;
+    this.stickyPrepared = undefined;
+    this.seedPrepared = undefined;
     this.request += 1;
     if (this.request === 0xffffffff) {
       this.stamps.fill(0);
       this.valueStamps.fill(0);
+      this.fieldKeyStamps.fill(0);
       this.request = 1;
     }
   }
@@ -117,6 +141,58 @@ export class RequestScope {
     for (let i = 0; i < keys.length; i++) if (keys[i].key === value) return keys[i];
     const prepared = new PreparedKey(value);
     if (keys.length < 8) keys.push(prepared);
+    return prepared;
+  }
+
+  /**
+   * The default sticky value of a flexible rollout (`userId`, else `sessionId`: `rolloutSticky`'s
+   * `STICKY_DEFAULT`) prepared for hashing, as the template string the SDK hashes; null when the
+   * context has neither (the SDK throws its die). Prepared once per request.
+   */
+  stickyKey(): PreparedKey | null {
+    let prepared = this.stickyPrepared;
+    if (prepared === undefined) {
+      const value: unknown = this.userId || this.sessionId || undefined;
+      prepared = value === undefined ? null : this.key(`${value as string}`);
+      this.stickyPrepared = prepared;
+    }
+    return prepared;
+  }
+
+  /**
+   * The default seed of a variant choice (`variantSeed` without a field: a non-empty `userId`,
+   * `sessionId` or `remoteAddress`) prepared for hashing; null when there is none (chance picks).
+   * Prepared once per request.
+   */
+  seedKey(): PreparedKey | null {
+    let prepared = this.seedPrepared;
+    if (prepared === undefined) {
+      const seed = variantSeedOf(this.userId, this.sessionId, this.context.remoteAddress);
+      prepared = seed === undefined ? null : this.key(seed);
+      this.seedPrepared = prepared;
+    }
+    return prepared;
+  }
+
+  /**
+   * `value(index, field)` prepared for hashing; null when it is missing or empty (no rollout is
+   * enabled by it, no variant seeded). Prepared once per field per request.
+   */
+  fieldKey(index: number, field: string): PreparedKey | null {
+    if (index < 0) {
+      const value = contextValue(this.context, field);
+      return value ? this.key(value) : null;
+    }
+    if (index >= this.fieldKeyStamps.length) {
+      const stamps = new Uint32Array(Math.max(index + 1, this.fieldKeyStamps.length * 2));
+      stamps.set(this.fieldKeyStamps);
+      this.fieldKeyStamps = stamps;
+    }
+    if (this.fieldKeyStamps[index] === this.request) return this.fieldKeys[index];
+    const value = this.value(index, field);
+    const prepared = value ? this.key(value) : null;
+    this.fieldKeyStamps[index] = this.request;
+    this.fieldKeys[index] = prepared;
     return prepared;
   }
 

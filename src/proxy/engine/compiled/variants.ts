@@ -2,7 +2,7 @@ import type { SdkVariant } from '../../upstream/feature-repository';
 import { continueHash, hashPrefix, normalizedAfter, type HashPrefix } from '../../upstream/murmur-hash';
 import { DISABLED_ANSWER, ENABLED_ANSWER } from '../../upstream/sdk/variant';
 import { NotCompiled } from './constraints';
-import { fieldIndex, type RequestScope } from './scope';
+import { fieldIndex, variantSeedOf, type RequestScope } from './scope';
 
 /** The seed of the SDK's variant hash (`strategy/util.js`). */
 const VARIANT_SEED = 86028157;
@@ -114,12 +114,7 @@ export function variantSeed(
   scope: RequestScope,
 ): string | undefined {
   if (field !== undefined) return scope.value(index, field) || undefined;
-  const { userId, sessionId } = scope;
-  if (typeof userId === 'string' && userId !== '') return userId;
-  if (typeof sessionId === 'string' && sessionId !== '') return sessionId;
-  const remoteAddress: unknown = scope.context.remoteAddress;
-  if (typeof remoteAddress === 'string' && remoteAddress !== '') return remoteAddress;
-  return undefined;
+  return variantSeedOf(scope.userId, scope.sessionId, scope.context.remoteAddress);
 }
 
 /** The choice that never chooses: weights that add up to nothing. */
