@@ -1,4 +1,5 @@
 import { SharedBudget, type BudgetMember } from '../budgets/shared-budget';
+import { murmurHash32 } from '../upstream/murmur-hash';
 
 export interface AnswerCacheOptions {
   /** Upper bound of the summed sizes of all entries (keys are fixed-size digests, counted in). */
@@ -16,18 +17,44 @@ export interface SharedAnswerBudget {
 
 /**
  * Keys (fixed-size digests) seen once: an entry is worth caching only when its key was seen before.
- * At `maxSeen` keys it starts again empty.
+ * Kept as 32-bit fingerprints (MurmurHash3 of the key) in a fixed table of twice as many slots as
+ * it remembers, open addressing: no key string is held, so a stream of one-off keys adds nothing
+ * for the garbage collector to move. Two keys with one fingerprint only make an entry cached on
+ * its first sighting (within the cache's bounds as any other). At `maxSeen` keys it starts again
+ * empty.
  */
 export class Doorkeeper {
-  private seen = new Set<string>();
+  private readonly slots: Int32Array;
+  private readonly mask: number;
+  private count = 0;
 
-  constructor(private readonly maxSeen: number) {}
+  constructor(private readonly maxSeen: number) {
+    let size = 2;
+    while (size < 2 * maxSeen) size *= 2;
+    this.slots = new Int32Array(size);
+    this.mask = size - 1;
+  }
 
   /** Records a sighting of the key; true when it had been seen before. */
   admit(key: string): boolean {
-    if (this.seen.has(key)) return true;
-    if (this.seen.size >= this.maxSeen) this.seen = new Set();
-    this.seen.add(key);
+    // 0 marks an empty slot: a fingerprint is never 0
+    const fingerprint = murmurHash32(key) | 1;
+    const slots = this.slots;
+    const mask = this.mask;
+    let at = fingerprint & mask;
+    for (;;) {
+      const held = slots[at];
+      if (held === fingerprint) return true;
+      if (held === 0) break;
+      at = (at + 1) & mask;
+    }
+    if (this.count >= this.maxSeen) {
+      slots.fill(0);
+      this.count = 0;
+      at = fingerprint & mask;
+    }
+    slots[at] = fingerprint;
+    this.count += 1;
     return false;
   }
 }

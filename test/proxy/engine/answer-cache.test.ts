@@ -346,6 +346,19 @@ describe('the answer cache', () => {
     expect(cache.get('huge')).toBeUndefined();
   });
 
+  test('the doorkeeper remembers up to its size of keys seen once, then starts again empty', () => {
+    const doorkeeper = new Doorkeeper(1_000);
+    const keys = Array.from({ length: 1_000 }, (_, i) => `W/"digest-${i}-${'x'.repeat(i % 40)}"`);
+    // first sightings, then every one of them seen before (no two of them taken for one another)
+    expect(keys.filter((k) => doorkeeper.admit(k))).toEqual([]);
+    expect(keys.every((k) => doorkeeper.admit(k))).toBe(true);
+    // a key past its size: it starts again, holding only that key
+    expect(doorkeeper.admit('one more')).toBe(false);
+    expect(doorkeeper.admit('one more')).toBe(true);
+    expect(doorkeeper.admit(keys[0])).toBe(false);
+    expect(doorkeeper.admit(keys[0])).toBe(true);
+  });
+
   test('evicts the oldest entry that was not read since eviction last passed it (second chance)', () => {
     const cache = new AnswerCache<string>({ maxBytes: 1_000_000, maxEntries: 3, maxSeen: 100 });
     cache.set('a', 'v', 1);
