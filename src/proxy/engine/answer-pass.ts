@@ -37,9 +37,11 @@ export class AnswerPass {
     memoKeyMaxLength: number,
     /** Collect what is counted, to keep the answer with it. */
     readonly collect: boolean,
+    /** The context passed every toggle's determinism (`MemoKeys`). */
+    deterministic: boolean,
     readonly shape?: AnswerShape,
   ) {
-    this.keys = new MemoKeys(revision.plan.groups, enhanced, window, memoKeyMaxLength);
+    this.keys = new MemoKeys(revision.plan.groups, enhanced, window, memoKeyMaxLength, deterministic);
     this.shaped = shape?.entries(revision.plan);
     revision.scope.begin(enhanced);
   }

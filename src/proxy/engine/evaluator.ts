@@ -135,10 +135,10 @@ export class Evaluator {
     if (!fast || fresh.revision === -1)
       return this.withBodyEtag(referenceBody(this.features, fresh.selection, fresh.context), ifNoneMatch);
     const revision = this.revisionOf(fast);
-    const { etag, selection, enhanced, window } = fresh;
+    const { etag, selection, window } = fresh;
     const order = orderOf(revision.plan, selection);
     if (etag === undefined) {
-      const pass = this.pass(fast, revision, enhanced, window, false);
+      const pass = this.pass(fast, revision, fresh, false);
       const { body, release } = this.evaluate(pass, selection, order);
       return this.withBodyEtag(body, ifNoneMatch, release);
     }
@@ -150,11 +150,7 @@ export class Evaluator {
     }
     // Kept only on its second sighting: a first one (a new user) collects no usage list to keep.
     const keep = revision.cache.admit(etag);
-    const { body, usage, release } = this.evaluate(
-      this.pass(fast, revision, enhanced, window, keep),
-      selection,
-      order,
-    );
+    const { body, usage, release } = this.evaluate(this.pass(fast, revision, fresh, keep), selection, order);
     // A date passed while evaluating: this body belongs to no single window, validate it by itself.
     if (window !== undefined && clockWindow(revision.plan.dateBoundaries, Date.now()) !== window)
       return this.withBodyEtag(body, undefined, release);
@@ -182,7 +178,7 @@ export class Evaluator {
       if (constant.id !== QUARANTINED) revision.usage.count(constant);
       return constant;
     }
-    const pass = this.pass(fast, revision, fresh.enhanced, fresh.window, false);
+    const pass = this.pass(fast, revision, fresh, false);
     return asOutcome(revision.plan, pass.toggle(toggle));
   }
 
@@ -215,7 +211,7 @@ export class Evaluator {
     const collect = pure && revision.cache.admit(key);
     const entries: Buffer[] = [];
     const { window } = fresh;
-    const pass = this.pass(fast, revision, fresh.enhanced, window, collect, shape);
+    const pass = this.pass(fast, revision, fresh, collect, shape);
     const { bytes, usage } = answerLoop(entries, pass, ALL, {
       indices: revision.plan.steps.all,
       unknown: NO_NAMES,
@@ -243,7 +239,7 @@ export class Evaluator {
     const revision = this.revisionOf(fast);
     const toggle = revision.plan.byName.get(name);
     if (toggle === undefined) return undefined;
-    const pass = this.pass(fast, revision, fresh.enhanced, fresh.window, false, shape);
+    const pass = this.pass(fast, revision, fresh, false, shape);
     if (toggle.constant) {
       if (toggle.constant.id !== QUARANTINED) revision.usage.count(toggle.constant);
       return shape.entry(toggle, toggle.constant, undefined);
@@ -268,22 +264,26 @@ export class Evaluator {
     this.state = undefined;
   }
 
-  /** One request's walk over `revision`. */
+  /**
+   * One request's walk over `revision` for inputs prepared against it. Inputs prepared for every
+   * toggle with a derived ETag passed every toggle's determinism (`Plan.determinism`, the union of
+   * theirs): the pass does not check it again per memo group.
+   */
   private pass(
     fast: FastEvaluation,
     revision: Revision,
-    enhanced: Context,
-    window: string | undefined,
+    prepared: Prepared,
     collect: boolean,
     shape?: AnswerShape,
   ): AnswerPass {
     return new AnswerPass(
       fast,
       revision,
-      enhanced,
-      window,
+      prepared.enhanced,
+      prepared.window,
       this.memory.budgets.memoKeyMaxLength,
       collect,
+      prepared.etag !== undefined && prepared.selection.kind !== 'named',
       shape,
     );
   }

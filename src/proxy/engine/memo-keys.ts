@@ -48,6 +48,12 @@ export class MemoKeys {
     private readonly context: Context,
     private readonly window: string | undefined,
     private readonly maxLength: number,
+    /**
+     * The context passed the determinism of every toggle of the plan (`Plan.determinism`, the
+     * union of every group's, with the clock's window when it reads the clock): then it passes
+     * each group's, which is not checked again.
+     */
+    private readonly deterministic = false,
   ) {
     this.groupKeys = new Array<string | undefined | typeof UNKNOWN>(groups.length).fill(UNKNOWN);
     this.rows = new Array<MemoRow | undefined | typeof UNKNOWN>(groups.length).fill(UNKNOWN);
@@ -86,7 +92,7 @@ export class MemoKeys {
     const { inputs, determinism } = this.groups[group];
     const clocked = determinism.currentTime && this.window !== undefined;
     let key: string | undefined;
-    if (isDeterministic(determinism, this.context, clocked, this.guards)) {
+    if (this.deterministic || isDeterministic(determinism, this.context, clocked, this.guards)) {
       key = this.plain.get(inputs);
       if (key === undefined && !this.plain.has(inputs)) {
         key = memoKey(inputs, this.context, this.maxLength);
