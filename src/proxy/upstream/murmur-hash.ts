@@ -77,33 +77,50 @@ export function continueHash(prefix: HashPrefix, rest: string): number {
   return h1 >>> 0;
 }
 
-/** A key's bytes for prefixes whose partial block holds `tailLength` bytes (see `PreparedKey`). */
-interface Aligned {
-  /** The key's first bytes that complete the prefix's partial block (little-endian), and how many. */
-  readonly head: number;
-  readonly headLength: number;
-  /** The whole blocks after them, scrambled. */
-  readonly blocks: Int32Array;
-  /** The last, partial block, scrambled; 0 with `tailLength` 0. */
-  readonly tail: number;
-  readonly tailLength: number;
-}
+/** Numbers kept per alignment (`PreparedKey`): head, its length, tail, its length, whole blocks. */
+const PARTS = 5;
+/** Whole blocks per alignment a key holds room for before it grows (keys up to 32 characters). */
+const MIN_STRIDE = 8;
 
 /**
  * A key prepared once for hashing after many prefixes (`hashAfter`): a request's user id after
  * every rollout's `groupId:`. The key's blocks do not depend on the prefix, only on where the
  * prefix's partial block ends (4 alignments): they are read and scrambled once per alignment, so
  * a prefix only mixes them in. `hashAfter(prefix, key)` equals `continueHash(prefix, key.key)`.
+ *
+ * Per alignment `a`, when prepared (`ready`'s bit `a`): `parts[PARTS * a ..]` holds the key's first
+ * bytes that complete the prefix's partial block (little-endian) and how many, the last partial
+ * block scrambled and how many bytes it has, and the count of whole blocks between them, which
+ * are in `blocks[stride * a ..]`, scrambled. A key can be `reset` to another and keeps its memory
+ * (a request's scope reuses a few: `RequestScope.key`).
  */
 export class PreparedKey {
-  private readonly aligned: (Aligned | undefined)[] = [undefined, undefined, undefined, undefined];
+  readonly parts = new Int32Array(4 * PARTS);
+  blocks: Int32Array;
+  stride: number;
+  /** Bit `a` set once alignment `a` is prepared. */
+  ready = 0;
+  key: string;
 
-  constructor(readonly key: string) {}
+  constructor(key: string) {
+    this.key = key;
+    this.stride = Math.max(MIN_STRIDE, (key.length >> 2) + 1);
+    this.blocks = new Int32Array(4 * this.stride);
+  }
 
-  /** The key's blocks for a prefix whose partial block holds `tailLength` bytes. */
-  at(tailLength: number): Aligned {
-    const known = this.aligned[tailLength];
-    if (known !== undefined) return known;
+  /** Makes this the prepared form of `key` (nothing prepared yet), in its own memory when it fits. */
+  reset(key: string): void {
+    this.key = key;
+    this.ready = 0;
+    const stride = (key.length >> 2) + 1;
+    if (stride > this.stride) {
+      this.stride = stride;
+      this.blocks = new Int32Array(4 * stride);
+    }
+  }
+
+  /** Prepares the key's blocks for a prefix whose partial block holds `tailLength` bytes. */
+  align(tailLength: number): void {
     const key = this.key;
     const n = key.length;
     const headLength = tailLength === 0 ? 0 : Math.min(n, 4 - tailLength);
@@ -112,21 +129,21 @@ export class PreparedKey {
     // the key ends inside the prefix's partial block: no blocks of its own
     const rest = tailLength > 0 && tailLength + headLength < 4 ? 0 : n - headLength;
     const count = rest >> 2;
-    const blocks = new Int32Array(count);
-    for (let j = 0; j < count; j++) blocks[j] = scramble(blockAt(key, headLength + 4 * j));
+    const blocks = this.blocks;
+    const start = this.stride * tailLength;
+    for (let j = 0; j < count; j++) blocks[start + j] = scramble(blockAt(key, headLength + 4 * j));
     let tail = 0;
     const tailStart = headLength + 4 * count;
     const tailBytes = rest - 4 * count;
     for (let i = 0; i < tailBytes; i++) tail |= (key.charCodeAt(tailStart + i) & 0xff) << (8 * i);
-    const aligned: Aligned = {
-      head,
-      headLength,
-      blocks,
-      tail: tailBytes > 0 ? scramble(tail) : 0,
-      tailLength: tailBytes,
-    };
-    this.aligned[tailLength] = aligned;
-    return aligned;
+    const parts = this.parts;
+    const at = PARTS * tailLength;
+    parts[at] = head;
+    parts[at + 1] = headLength;
+    parts[at + 2] = tailBytes > 0 ? scramble(tail) : 0;
+    parts[at + 3] = tailBytes;
+    parts[at + 4] = count;
+    this.ready |= 1 << tailLength;
   }
 }
 
@@ -181,19 +198,23 @@ function mixAfterState(
   prefixLength: number,
   key: PreparedKey,
 ): number {
-  const aligned = key.at(prefixTailLength);
+  if ((key.ready & (1 << prefixTailLength)) === 0) key.align(prefixTailLength);
+  const parts = key.parts;
+  const at = PARTS * prefixTailLength;
   let h1 = prefixH1;
   if (prefixTailLength > 0) {
-    const block = prefixTail | (aligned.head << (8 * prefixTailLength));
-    if (prefixTailLength + aligned.headLength === 4) h1 = mixBlock(h1, block);
+    const block = prefixTail | (parts[at] << (8 * prefixTailLength));
+    if (prefixTailLength + parts[at + 1] === 4) h1 = mixBlock(h1, block);
     else h1 ^= scramble(block);
   }
-  const blocks = aligned.blocks;
-  for (let j = 0; j < blocks.length; j++) {
+  const blocks = key.blocks;
+  const start = key.stride * prefixTailLength;
+  const end = start + parts[at + 4];
+  for (let j = start; j < end; j++) {
     const h = h1 ^ blocks[j];
     h1 = (Math.imul((h << 13) | (h >>> 19), 5) + 0xe6546b64) | 0;
   }
-  if (aligned.tailLength > 0) h1 ^= aligned.tail;
+  if (parts[at + 3] > 0) h1 ^= parts[at + 2];
   h1 ^= prefixLength + key.key.length;
   h1 ^= h1 >>> 16;
   h1 = Math.imul(h1, 0x85ebca6b);

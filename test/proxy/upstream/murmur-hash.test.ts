@@ -86,6 +86,32 @@ describe("the SDK's rollout hash", () => {
     );
   });
 
+  test('a prepared key reset to other keys, longer or shorter, hashes each as the library does', () => {
+    const original = libraryHash();
+    fc.assert(
+      fc.property(
+        fc.array(keys, { minLength: 2, maxLength: 6 }),
+        fc.array(keys, { minLength: 1, maxLength: 4 }),
+        seeds,
+        (list, prefixes, seed) => {
+          const prepared = new PreparedKey(list[0]);
+          const received: Array<Record<string, number | string>> = [];
+          const expected: Array<Record<string, number | string>> = [];
+          for (const key of list) {
+            prepared.reset(key);
+            for (const prefix of prefixes) {
+              const state = hashPrefix(prefix, seed);
+              received.push({ key, prefix, hash: hashAfter(state, prepared) });
+              expected.push({ key, prefix, hash: original(prefix + key, seed) });
+            }
+          }
+          expect(received).toStrictEqual(expected);
+        },
+      ),
+      { numRuns: 5_000 },
+    );
+  });
+
   test('one fixed value, so the two cannot drift together', () => {
     expect(murmurHash32('My hovercraft is full of eels.', 25)).toBe(2520298415);
     expect(libraryHash()('My hovercraft is full of eels.', 25)).toBe(2520298415);

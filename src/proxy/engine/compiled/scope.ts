@@ -28,6 +28,9 @@ export function variantSeedOf(
   return undefined;
 }
 
+/** Keys a request prepares for hashing in reused objects (`RequestScope.key`). */
+const MAX_KEYS = 8;
+
 const TRUE = 1;
 const FALSE = 2;
 
@@ -65,8 +68,9 @@ export class RequestScope {
   private valueStamps = new Uint32Array(16);
   private values: (string | undefined)[] = [];
   private request = 0;
-  /** Keys prepared for hashing during the request `keysOf` names (`key`). */
-  private keys: PreparedKey[] = [];
+  /** Keys prepared for hashing (`key`): the first `keysUsed` during the request `keysOf` names. */
+  private readonly keys: PreparedKey[] = [];
+  private keysUsed = 0;
   private keysOf = 0;
   /** The request's prepared default sticky value and default variant seed (`stickyKey`, `seedKey`); null: none. */
   private stickyPrepared: PreparedKey | null | undefined = undefined;
@@ -130,17 +134,25 @@ export class RequestScope {
   /**
    * `value` prepared for hashing after many prefixes (`hashAfter`): a sticky value or variant seed
    * of this request, prepared once however many rollouts and variant splits hash it. A request
-   * keeps up to 8 (user id, session id, a few custom fields); more are prepared each time.
+   * keeps up to 8 (user id, session id, a few custom fields), in objects reused by the next
+   * requests (each `reset`); more are prepared each time.
    */
   key(value: string): PreparedKey {
     const keys = this.keys;
     if (this.keysOf !== this.request) {
-      keys.length = 0;
+      this.keysUsed = 0;
       this.keysOf = this.request;
     }
-    for (let i = 0; i < keys.length; i++) if (keys[i].key === value) return keys[i];
+    const used = this.keysUsed;
+    for (let i = 0; i < used; i++) if (keys[i].key === value) return keys[i];
+    if (used >= MAX_KEYS) return new PreparedKey(value);
+    this.keysUsed = used + 1;
+    if (used < keys.length) {
+      keys[used].reset(value);
+      return keys[used];
+    }
     const prepared = new PreparedKey(value);
-    if (keys.length < 8) keys.push(prepared);
+    keys.push(prepared);
     return prepared;
   }
 
