@@ -22,6 +22,16 @@ import { CHROMIUM, CHROMIUM_ARGS, describeWithChromium } from '../support/chromi
 
 const describeBrowser = describeWithChromium('browser.test.ts');
 
+/** Stops a child process and waits until it has exited (killed outright after 5 s). */
+async function stopProcess(child: ChildProcess | undefined): Promise<void> {
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill();
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
 const NAMES = Array.from({ length: 150 }, (_, i) => `toggle-${String(i).padStart(3, '0')}`);
 
 /** 150 toggles; user-k has the toggles i with i % 5 === k enabled: an answer of several KB. */
@@ -116,13 +126,14 @@ describeBrowser('a real browser (headless Chromium)', () => {
   });
 
   afterAll(async () => {
-    chromium?.kill();
+    // Chromium writes its profile until it has exited: stopped first, then its folder removed
+    await stopProcess(chromium);
     await new Promise<void>((resolve) => proxyServer.close(() => resolve()));
     await new Promise<void>((resolve) => appServer.close(() => resolve()));
     await new Promise<void>((resolve) => pageServer.close(() => resolve()));
     await app.close();
     await upstream.stop();
-    rmSync(profile, { recursive: true, force: true });
+    rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   });
 
   test('the frontend SDK and OFREP decode the compressed answers Chromium asked for', async () => {

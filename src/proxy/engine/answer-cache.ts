@@ -20,7 +20,7 @@ export interface SharedAnswerBudget {
  * Kept as 32-bit fingerprints (MurmurHash3 of the key) in a fixed table of twice as many slots as
  * it remembers, open addressing: no key string is held, so a stream of one-off keys adds nothing
  * for the garbage collector to move. Two keys with one fingerprint only make an entry cached on
- * its first sighting (within the cache's bounds as any other). At `maxSeen` keys it starts again
+ * its first sighting (within the cache's bounds like every other). At `maxSeen` keys it starts again
  * empty.
  */
 export class Doorkeeper {
