@@ -124,6 +124,8 @@ describe('RequestScope', () => {
       'u',
       'a-much-longer-user-id-than-the-room-a-key-starts-with-0123456789',
       'user-7',
+      // longer than a reused key holds: prepared apart
+      'z'.repeat(1_000),
       'x'.repeat(5),
     ];
     for (const userId of values) {

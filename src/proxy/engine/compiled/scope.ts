@@ -30,6 +30,11 @@ export function variantSeedOf(
 
 /** Keys a request prepares for hashing in reused objects (`RequestScope.key`). */
 const MAX_KEYS = 8;
+/**
+ * Longest value prepared in a reused object: the memory a reused key keeps is its longest value's,
+ * so a client's long id is prepared in memory of its own, dropped with the request.
+ */
+const MAX_REUSED_LENGTH = 256;
 
 const TRUE = 1;
 const FALSE = 2;
@@ -134,8 +139,8 @@ export class RequestScope {
   /**
    * `value` prepared for hashing after many prefixes (`hashAfter`): a sticky value or variant seed
    * of this request, prepared once however many rollouts and variant splits hash it. A request
-   * keeps up to 8 (user id, session id, a few custom fields), in objects reused by the next
-   * requests (each `reset`); more are prepared each time.
+   * keeps up to 8 (user id, session id, a few custom fields) of up to 256 characters, in objects
+   * reused by the next requests (each `reset`); others are prepared each time.
    */
   key(value: string): PreparedKey {
     const keys = this.keys;
@@ -145,7 +150,7 @@ export class RequestScope {
     }
     const used = this.keysUsed;
     for (let i = 0; i < used; i++) if (keys[i].key === value) return keys[i];
-    if (used >= MAX_KEYS) return new PreparedKey(value);
+    if (used >= MAX_KEYS || value.length > MAX_REUSED_LENGTH) return new PreparedKey(value);
     this.keysUsed = used + 1;
     if (used < keys.length) {
       keys[used].reset(value);
