@@ -14,6 +14,14 @@ export function contextValue(context: Context, field: string): string | undefine
 }
 
 /**
+ * A flexible rollout's default sticky value (`stickiness: default`): `userId`, else `sessionId`;
+ * undefined when neither is truthy (the SDK throws its die).
+ */
+export function defaultSticky(userId: unknown, sessionId: unknown): unknown {
+  return userId || sessionId || undefined;
+}
+
+/**
  * The SDK's default variant seed (`variantSeed` without a field): the first non-empty string of
  * `userId`, `sessionId` and `remoteAddress`; undefined when none is.
  */
@@ -169,7 +177,7 @@ export class RequestScope {
   stickyKey(): PreparedKey | null {
     let prepared = this.stickyPrepared;
     if (prepared === undefined) {
-      const value: unknown = this.userId || this.sessionId || undefined;
+      const value = defaultSticky(this.userId, this.sessionId);
       prepared = value === undefined ? null : this.key(`${value as string}`);
       this.stickyPrepared = prepared;
     }

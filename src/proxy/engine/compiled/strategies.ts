@@ -13,7 +13,7 @@ import { ENABLED_ANSWER } from '../../upstream/sdk/variant';
 import { NotCompiled, type Check } from './constraints';
 import type { Checks } from './checks';
 import type { RequestScope } from './scope';
-import { fieldIndex } from './scope';
+import { defaultSticky, fieldIndex } from './scope';
 import { chooseVariant, compileVariantChoice, type AnswerSlots, type VariantChoice } from './variants';
 
 /** The seed of the SDK's rollout hash (`strategy/util.js`). */
@@ -242,7 +242,7 @@ function stickyValue(strategy: CompiledStrategy, scope: RequestScope): unknown {
 
 /** `stickyValue` for a rollout's sticky source, its field and the field's `fieldIndex`. */
 export function rolloutSticky(sticky: number, index: number, field: string, scope: RequestScope): unknown {
-  if (sticky === STICKY_DEFAULT) return scope.userId || scope.sessionId || undefined;
+  if (sticky === STICKY_DEFAULT) return defaultSticky(scope.userId, scope.sessionId);
   if (sticky === STICKY_RANDOM) return undefined;
   return scope.value(index, field);
 }
