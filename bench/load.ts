@@ -14,6 +14,8 @@ export interface LoadJob {
   /** Seconds; ignored when `amount` is set. */
   duration: number;
   amount?: number;
+  /** Requests per second over all connections (open loop); unset: as fast as answers come. */
+  rate?: number;
   /**
    * A new user per request: a userId and sessionId appended to `path` (GET), or, with a `body`,
    * every `UNIQUE` placeholder in it replaced by a new value (POST).
@@ -127,6 +129,7 @@ function runAutocannon(job: LoadJob, request: AutocannonRequest): Promise<LoadRe
         pipelining: 1,
         timeout: 20,
         ...(job.amount ? { amount: job.amount } : { duration: job.duration }),
+        ...(job.rate ? { overallRate: job.rate } : {}),
         requests: [request],
       },
       (err, result) => {

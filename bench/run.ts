@@ -9,7 +9,10 @@
  * BENCH_MEMORY_FLAGS (default 10000), BENCH_SKIP_MEMORY=1, BENCH_SCENARIOS (comma-separated parts of
  * scenario names, e.g. `304,repeated`), BENCH_WORKERS (comma-separated FLAGS_WORKERS values, default 1;
  * the ceiling then runs with as many cluster workers, and server CPU is summed over the workers),
- * e.g. `BENCH_WORKERS=1,2 BENCH_SCENARIOS="one repeated,new userId"`.
+ * e.g. `BENCH_WORKERS=1,2 BENCH_SCENARIOS="one repeated,new userId"`. BENCH_RATE (requests per
+ * second over all connections, open loop): the proxy and its ceiling are sent the same rate instead
+ * of as many requests as they answer, so their CPU per request compares at equal load (below
+ * either's saturation; see docs/performance.md, "The write").
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -25,6 +28,16 @@ import { freePort } from './free-port';
 const DURATION = Number(process.env.BENCH_DURATION ?? 3);
 const SIZES = (process.env.BENCH_SIZES ?? '20,200,2000').split(',').map(Number);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+/** Requests per second sent to the proxy and to its ceiling alike (open loop); unset: closed loop. */
+const RATE = rateOf(process.env.BENCH_RATE);
+
+function rateOf(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const rate = Number(value);
+  if (!Number.isFinite(rate) || rate <= 0)
+    throw new Error(`BENCH_RATE must be a positive number of requests per second, not ${value}`);
+  return rate;
+}
 const UNIQUE_REQUESTS = Number(process.env.BENCH_UNIQUE_REQUESTS ?? 100_000);
 const MEMORY_FLAGS = Number(process.env.BENCH_MEMORY_FLAGS ?? 10_000);
 const SKIP_MEMORY = process.env.BENCH_SKIP_MEMORY === '1';
@@ -513,6 +526,7 @@ async function measureCell(
     body: scenario.body,
     connections: CONNECTIONS,
     duration,
+    rate: RATE,
     uniqueContexts: scenario.uniqueContexts,
     fleetUsers: scenario.fleetUsers,
   });
@@ -616,7 +630,8 @@ async function main(): Promise<void> {
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
-  console.log(`${DURATION}s per cell, ${CONNECTIONS} connections, sizes ${SIZES.join(', ')}\n`);
+  const rate = RATE === undefined ? '' : `, ${RATE} requests/s sent to each server (open loop)`;
+  console.log(`${DURATION}s per cell, ${CONNECTIONS} connections${rate}, sizes ${SIZES.join(', ')}\n`);
   const upstream = new BenchUpstream();
   await upstream.start();
   console.log(
