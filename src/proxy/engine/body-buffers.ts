@@ -1,4 +1,7 @@
-/** Bodies smaller than this are allocated as they come: reuse pays for large ones. */
+/**
+ * Bodies smaller than this are allocated as they come (`Buffer.allocUnsafe`: below 4 KB a slice of
+ * Node's shared 8 KB pool, no memory of their own to allocate and free): reuse pays for large ones.
+ */
 const MIN_POOLED = 8 * 1024;
 /** Free memory kept for reuse, all sizes together. */
 const MAX_FREE_BYTES = 8 * 1024 * 1024;
@@ -21,7 +24,7 @@ export class BodyBuffers {
 
   /** A buffer of exactly `length` bytes (its memory possibly reused), and how to give it back. */
   take(length: number): { body: Buffer; release: (() => void) | undefined } {
-    if (length < MIN_POOLED) return { body: Buffer.allocUnsafeSlow(length), release: undefined };
+    if (length < MIN_POOLED) return { body: Buffer.allocUnsafe(length), release: undefined };
     const capacity = 2 ** Math.ceil(Math.log2(length));
     let backing = this.free.get(capacity)?.pop();
     if (backing === undefined) backing = Buffer.allocUnsafeSlow(capacity);

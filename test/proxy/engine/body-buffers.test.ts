@@ -27,6 +27,21 @@ describe('body buffers', () => {
     expect(fourth.body.buffer).not.toBe(second.body.buffer);
   });
 
+  test('small bodies are slices of the shared pool of Node that never overlap, and are not given back', () => {
+    const buffers = new BodyBuffers();
+    const first = buffers.take(100);
+    const second = buffers.take(300);
+    expect(first.release).toBeUndefined();
+    expect(second.release).toBeUndefined();
+    expect([first.body.length, second.body.length]).toEqual([100, 300]);
+    // one pool, two places in it
+    expect(second.body.buffer).toBe(first.body.buffer);
+    expect(second.body.byteOffset).toBeGreaterThanOrEqual(first.body.byteOffset + 100);
+    first.body.fill(1);
+    second.body.fill(2);
+    expect(first.body.every((byte) => byte === 1)).toBe(true);
+  });
+
   test('small bodies are allocated as they come, and at most four free buffers wait per size', () => {
     const buffers = new BodyBuffers();
     expect(buffers.take(100).release).toBeUndefined();
@@ -88,6 +103,32 @@ describe('answers written from reused memory', () => {
           expect(new Set(enabled)).toEqual(new Set([user]));
           expect(enabled).toHaveLength(30);
         }
+      }
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  test('small answers (slices of a shared pool) for many concurrent new users are each intact', async () => {
+    const server = app.listen(0);
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 60 }, async (_, n) => {
+          const user = n % 10;
+          const res = await request(server)
+            .get(`/proxy?userId=user-${user}&sessionId=small-${n}`)
+            .set('Authorization', CLIENT_KEY)
+            .set('Accept-Encoding', 'identity');
+          return { user, res };
+        }),
+      );
+      for (const { user, res } of answers) {
+        expect(res.status).toBe(200);
+        expect(Number(res.headers['content-length'])).toBeLessThan(4096);
+        const toggles = (res.body as { toggles: { name: string; enabled: boolean }[] }).toggles;
+        expect(toggles).toHaveLength(30);
+        expect(new Set(toggles.map((t) => Number(t.name.slice(-3)) % 10))).toEqual(new Set([user]));
+        expect(toggles.every((t) => t.enabled)).toBe(true);
       }
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
