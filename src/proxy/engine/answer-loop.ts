@@ -1,4 +1,3 @@
-import { templateSignature } from './answer-templates';
 import type { AnswerPass } from './answer-pass';
 import { QUARANTINED, type Outcome } from './outcomes';
 import type { Selection } from './requests';
@@ -22,6 +21,13 @@ export interface Written {
   /** With `collect`, what it counted (to keep the answer with); undefined when it may not be kept. */
   readonly usage: readonly Outcome[] | undefined;
 }
+
+/** The templates' kind of `/proxy`'s answers, by selection (one string each, not one per request). */
+const PROXY_KINDS: Readonly<Record<Selection['kind'], string>> = {
+  enabled: 'proxy enabled',
+  all: 'proxy all',
+  named: 'proxy named',
+};
 
 /** Names the definitions do not have: answered disabled with the fallback variant, never counted. */
 function unknownEntry(name: string): Buffer {
@@ -51,7 +57,10 @@ export function answerLoop(
   const signature =
     selection.kind === 'named'
       ? undefined
-      : templateSignature(`${shape?.kind ?? 'proxy'} ${selection.kind}`, keys.all());
+      : revision.templates.signature(
+          shape === undefined ? PROXY_KINDS[selection.kind] : `${shape.kind} ${selection.kind}`,
+          keys.all(),
+        );
   const template = signature === undefined ? undefined : revision.templates.get(signature);
   if (template !== undefined) {
     fromTemplate(entries, pass, template, onlyEnabled);

@@ -41,7 +41,14 @@ export class AnswerPass {
     deterministic: boolean,
     readonly shape?: AnswerShape,
   ) {
-    this.keys = new MemoKeys(revision.plan.groups, enhanced, window, memoKeyMaxLength, deterministic);
+    this.keys = new MemoKeys(
+      revision.plan.groups,
+      enhanced,
+      window,
+      memoKeyMaxLength,
+      deterministic,
+      revision.lastKeys,
+    );
     this.shaped = shape?.entries(revision.plan);
     revision.scope.begin(enhanced);
   }

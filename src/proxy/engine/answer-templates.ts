@@ -129,6 +129,33 @@ export class AnswerTemplates {
   private readonly seenOnce = new Set<number>();
   /** Bytes of the kept templates. */
   bytes = 0;
+  /** The last signature made (`signature`) and what it was made of. */
+  private lastKind = '';
+  private lastKeys: readonly (string | undefined)[] = [];
+  private lastSignature: string | undefined = undefined;
+
+  /**
+   * `templateSignature(kind, groupKeys)`, the request before's string when its parts are the same
+   * (memo keys found again are the same strings, `LastKeys`): its hash is known, so the lookup
+   * does not read it again.
+   */
+  signature(kind: string, groupKeys: readonly (string | undefined)[]): string | undefined {
+    const last = this.lastKeys;
+    if (kind === this.lastKind && groupKeys.length === last.length) {
+      let same = true;
+      for (let g = 0; g < groupKeys.length; g++)
+        if (groupKeys[g] !== last[g]) {
+          same = false;
+          break;
+        }
+      if (same) return this.lastSignature;
+    }
+    const signature = templateSignature(kind, groupKeys);
+    this.lastKind = kind;
+    this.lastKeys = groupKeys;
+    this.lastSignature = signature;
+    return signature;
+  }
 
   get size(): number {
     return this.kept.size;

@@ -28,17 +28,84 @@ export function memoKey(inputs: readonly string[], context: Context, maxLength: 
   return key;
 }
 
+/** A field's value as `memoKey` reads it: a string, or nothing. */
+const asRead = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/** One group's last memo key and the values it was made of (root and property of each input field). */
+interface LastKey {
+  readonly values: (string | undefined)[];
+  readonly maxLength: number;
+  readonly key: string;
+  /** The key with the clock's window (`key@window`), for a group that reads the clock. */
+  window: string | undefined;
+  windowed: string;
+}
+
+/**
+ * Each memo group's last key, kept from one request to the next of a revision: consecutive new
+ * users mostly share every field but their ids, so a group's key is found by comparing the values
+ * it is made of instead of writing it again, and it is the same string as the request before (its
+ * hash known, so the memo's and the templates' maps find it without reading it). Only a key that
+ * was made is kept (one within the memo key's length limit): its values are at most that long.
+ */
+export class LastKeys {
+  private readonly last: (LastKey | undefined)[];
+
+  constructor(groups: number) {
+    this.last = new Array<LastKey | undefined>(groups).fill(undefined);
+  }
+
+  /** `memoKey(inputs, context, maxLength)`, the last request's string when its values are the same. */
+  plain(group: number, inputs: readonly string[], context: Context, maxLength: number): string | undefined {
+    const root = context as Record<string, unknown>;
+    const properties = context.properties as Record<string, unknown> | undefined;
+    const last = this.last[group];
+    if (last !== undefined && last.maxLength === maxLength) {
+      const values = last.values;
+      let same = true;
+      for (let f = 0; f < inputs.length; f++) {
+        const field = inputs[f];
+        if (asRead(root[field]) !== values[2 * f] || asRead(properties?.[field]) !== values[2 * f + 1]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return last.key;
+    }
+    const key = memoKey(inputs, context, maxLength);
+    if (key === undefined) {
+      this.last[group] = undefined;
+      return undefined;
+    }
+    const values: (string | undefined)[] = [];
+    for (const field of inputs) values.push(asRead(root[field]), asRead(properties?.[field]));
+    this.last[group] = { values, maxLength, key, window: undefined, windowed: '' };
+    return key;
+  }
+
+  /** `${key}@${window}` for the group's last key (`plain`), the same string while the window is. */
+  windowed(group: number, key: string, window: string): string {
+    const last = this.last[group];
+    if (last === undefined || last.key !== key) return `${key}@${window}`;
+    if (last.window !== window) {
+      last.window = window;
+      last.windowed = `${key}@${window}`;
+    }
+    return last.windowed;
+  }
+}
+
 /** Not computed yet, in `MemoKeys`' per-group array. */
 const UNKNOWN = null;
 
 /**
  * What one request computes once for all its toggles: per memo group (`Plan.groups`: toggles with
  * the same input fields and determinism), whether results are remembered for this context and under
- * which key (with the clock's window when the group reads the clock); memo keys by input-field list;
- * and the checks of chance guards (random strategies' constraints), by the guard's constraints.
+ * which key (with the clock's window when the group reads the clock; the request before's string
+ * when its values are the same, `LastKeys`); and the checks of chance guards (random strategies'
+ * constraints), by the guard's constraints.
  */
 export class MemoKeys {
-  private readonly plain = new Map<readonly string[], string | undefined>();
   private readonly groupKeys: (string | undefined | typeof UNKNOWN)[];
   private readonly rows: (MemoRow | undefined | typeof UNKNOWN)[];
   readonly guards = new Map<string, boolean>();
@@ -53,7 +120,9 @@ export class MemoKeys {
      * union of every group's, with the clock's window when it reads the clock): then it passes
      * each group's, which is not checked again.
      */
-    private readonly deterministic = false,
+    private readonly deterministic: boolean,
+    /** The revision's keys of the request before, reused when the values are the same. */
+    private readonly last: LastKeys,
   ) {
     this.groupKeys = new Array<string | undefined | typeof UNKNOWN>(groups.length).fill(UNKNOWN);
     this.rows = new Array<MemoRow | undefined | typeof UNKNOWN>(groups.length).fill(UNKNOWN);
@@ -93,12 +162,8 @@ export class MemoKeys {
     const clocked = determinism.currentTime && this.window !== undefined;
     let key: string | undefined;
     if (this.deterministic || isDeterministic(determinism, this.context, clocked, this.guards)) {
-      key = this.plain.get(inputs);
-      if (key === undefined && !this.plain.has(inputs)) {
-        key = memoKey(inputs, this.context, this.maxLength);
-        this.plain.set(inputs, key);
-      }
-      if (key !== undefined && clocked) key = `${key}@${this.window ?? ''}`;
+      key = this.last.plain(group, inputs, this.context, this.maxLength);
+      if (key !== undefined && clocked) key = this.last.windowed(group, key, this.window ?? '');
     }
     this.groupKeys[group] = key;
     return key;

@@ -6,7 +6,7 @@ import type { BodyForms } from './body-forms';
 import { FlatToggles } from './compiled/flat';
 import { RequestScope } from './compiled/scope';
 import type { EvaluationMemory } from './evaluation-memory';
-import { rowBytes, type MemoKeys } from './memo-keys';
+import { LastKeys, rowBytes, type MemoKeys } from './memo-keys';
 import type { CompiledToggle } from './compiled-toggle';
 import type { Outcome } from './outcomes';
 import type { Plan } from './plan';
@@ -50,6 +50,8 @@ export class Revision {
   readonly templates = new AnswerTemplates();
   /** The places of interned outcomes among their toggle's, which name the templates' pieces. */
   readonly places: OutcomePlaces;
+  /** Each memo group's key of the request before, found again by its values (`LastKeys`). */
+  readonly lastKeys: LastKeys;
   /** Bytes and items this revision holds in the memo budget: its memo rows and its answer templates. */
   private memoBytes = 0;
   private memoRows = 0;
@@ -77,6 +79,7 @@ export class Revision {
     this.scope = new RequestScope(plan.checks);
     this.flat = new FlatToggles(plan.toggles);
     this.places = new OutcomePlaces(plan.toggles.length);
+    this.lastKeys = new LastKeys(plan.groups.length);
     this.isRetired = keepsNothing;
     if (!keepsNothing) memory.memo.join(this.memoMember);
   }

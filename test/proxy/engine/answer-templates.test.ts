@@ -124,3 +124,25 @@ test('outcomes are placed in the order their toggle meets them, up to PLACES of 
   expect(places.of(1, 300)).toBe(0);
   expect(places.of(1, 301)).toBe(1);
 });
+
+test("a signature is the request before's string only while its kind and every key are the same", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.constantFrom('proxy enabled', 'proxy all', 'ofrep all'), keysArb), {
+        maxLength: 10,
+      }),
+      (requests) => {
+        const templates = new AnswerTemplates();
+        for (const [kind, keys] of requests)
+          expect(templates.signature(kind, keys)).toBe(templateSignature(kind, keys));
+      },
+    ),
+  );
+  const templates = new AnswerTemplates();
+  const first = templates.signature('proxy enabled', ['3:pro', undefined]);
+  expect(templates.signature('proxy enabled', ['3:pro', undefined])).toBe(first);
+  expect(templates.signature('proxy all', ['3:pro', undefined])).toBe(
+    templateSignature('proxy all', ['3:pro', undefined]),
+  );
+  expect(templates.signature('proxy all', ['3:pro'])).toBe(templateSignature('proxy all', ['3:pro']));
+});
