@@ -12,7 +12,7 @@
  * e.g. `BENCH_WORKERS=1,2 BENCH_SCENARIOS="one repeated,new userId"`. BENCH_RATE (requests per
  * second over all connections, open loop): the proxy and its ceiling are sent the same rate instead
  * of as many requests as they answer, so their CPU per request compares at equal load (below
- * either's saturation; see docs/performance.md, "The write").
+ * either's saturation; see docs/performance.md, "The socket write, seen from the kernel").
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';

@@ -1,4 +1,5 @@
 import type { Context } from 'unleash-client';
+import { sameItems } from '../../common/lists/same-items';
 
 /** Length-prefixed, so no two different sequences of strings share an encoding. */
 const field = (name: string, value: string) => `${name.length}:${name}${value.length}:${value}`;
@@ -13,16 +14,7 @@ class SortedNames {
   private sorted: readonly string[] = [];
 
   of(names: string[]): readonly string[] {
-    const last = this.names;
-    if (names.length === last.length) {
-      let same = true;
-      for (let i = 0; i < names.length; i++)
-        if (names[i] !== last[i]) {
-          same = false;
-          break;
-        }
-      if (same) return this.sorted;
-    }
+    if (sameItems(names, this.names)) return this.sorted;
     this.names = names;
     this.sorted = [...names].sort();
     return this.sorted;

@@ -1,3 +1,4 @@
+import { sameItems } from '../../common/lists/same-items';
 import { murmurHash32 } from '../upstream/murmur-hash';
 import type { Outcome } from './outcomes';
 
@@ -140,16 +141,7 @@ export class AnswerTemplates {
    * does not read it again.
    */
   signature(kind: string, groupKeys: readonly (string | undefined)[]): string | undefined {
-    const last = this.lastKeys;
-    if (kind === this.lastKind && groupKeys.length === last.length) {
-      let same = true;
-      for (let g = 0; g < groupKeys.length; g++)
-        if (groupKeys[g] !== last[g]) {
-          same = false;
-          break;
-        }
-      if (same) return this.lastSignature;
-    }
+    if (kind === this.lastKind && sameItems(groupKeys, this.lastKeys)) return this.lastSignature;
     const signature = templateSignature(kind, groupKeys);
     this.lastKind = kind;
     this.lastKeys = groupKeys;
