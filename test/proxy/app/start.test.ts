@@ -140,6 +140,7 @@ test('serves on PORT from environment variables and flushes usage metrics on SIG
     expect(bucket.bucket.toggles['for-alice'].yes).toBe(1);
   } finally {
     child.kill('SIGKILL');
+    await exited;
     await upstream.stop();
   }
 });
@@ -195,6 +196,7 @@ test("starts with only the reference Unleash proxy's environment and serves /pro
     expect(aliasLines[0]).not.toContain('ref-key');
   } finally {
     child.kill('SIGKILL');
+    await exited;
     await upstream.stop();
   }
 });
@@ -262,6 +264,7 @@ describe("client keys: required under the specification's names, optional under 
       expect((await exited).code).toBe(0);
     } finally {
       child.kill('SIGKILL');
+      await exited;
       await upstream.stop();
     }
   });
@@ -308,13 +311,16 @@ test('on SIGTERM the change streams of every environment are ended and the proce
     await waitFor(() => received.includes(': connected'));
     child.kill('SIGTERM');
     // the grace period is 10 s: a stream left open would hold the process that long
+    let timer: NodeJS.Timeout | undefined;
     const within = (ms: number) =>
-      new Promise<'still running'>((r) => setTimeout(() => r('still running'), ms));
+      new Promise<'still running'>((r) => (timer = setTimeout(() => r('still running'), ms)));
     const outcome = await Promise.race([exited.then((r) => r.code), within(6_000)]);
+    clearTimeout(timer);
     expect(outcome).toBe(0);
     expect(await ended).toBe('ended by the server');
   } finally {
     child.kill('SIGKILL');
+    await exited;
     await upstream.stop();
   }
 }, 30_000);
