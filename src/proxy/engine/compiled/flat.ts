@@ -62,8 +62,8 @@ const STRIDE = 20;
  * 2,000 toggles a new user's answer evaluates ~750; each reads its record, not ~15 arrays.
  *
  * It answers exactly what the compiled object answers (`toggle.ts`, equal to `unleash-client`):
- * the sticky value and the variant seed are the same helpers' (`rolloutSticky`, `variantSeed`,
- * prepared by the scope), and whenever the answer depends on chance (no sticky value, no seed) or
+ * the sticky value and the variant seed follow the same rules (`defaultSticky`, `variantSeedOf`,
+ * which `rolloutSticky` and `variantSeed` use too, prepared by the scope), and whenever the answer depends on chance (no sticky value, no seed) or
  * an outcome is not interned yet, it answers `NOT_FLAT` and the object evaluates (and interns);
  * `learn` then copies the toggle's outcome ids.
  */
