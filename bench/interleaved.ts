@@ -19,13 +19,13 @@
  * costs for the same bytes, which reads a target set in µs on another machine through that
  * machine's ceiling.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { generateFeatures } from './flags';
+import { startCeiling } from './ceiling-process';
+import { definitionsUpstream } from './definitions-upstream';
 import { freePort } from './free-port';
+import { cpuNanos } from './process-cpu';
 
 const [other, kind = 'get', flagsArg = '200', roundsArg = '10', burstArg = '1000'] = process.argv.slice(2);
 const FLAGS = Number(flagsArg);
@@ -43,19 +43,6 @@ interface Build {
   readonly child: ChildProcess;
   readonly agent: http.Agent;
   readonly perRequest: number[];
-}
-
-/** CPU nanoseconds of every thread of `pid` so far. */
-function cpuOf(pid: number): number {
-  let ns = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // a thread that ended meanwhile
-    }
-  }
-  return ns;
 }
 
 let user = 0;
@@ -185,28 +172,15 @@ async function start(root: string, upstream: number, port: number): Promise<Buil
 }
 
 /** The bench's ceiling, answering `answer` to every request. */
-async function startCeiling(answer: Answer): Promise<Build> {
-  const child = fork(path.join(__dirname, 'ceiling.js'), [], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const port = await new Promise<number>((resolve) =>
-    child.once('message', (m: { port: number }) => resolve(m.port)),
-  );
-  const build: Build = {
+async function ceilingBuild(answer: Answer): Promise<Build> {
+  const { child, port } = await startCeiling(answer);
+  return {
     root: 'ceiling',
     port,
     child,
     agent: new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS }),
     perRequest: [],
   };
-  const set = JSON.stringify({
-    status: answer.status,
-    headers: answer.headers,
-    body: answer.body.toString('base64'),
-  });
-  const done = await exchange(build, 'PUT', '/__ceiling', set);
-  if (done.status !== 204) throw new Error(`the ceiling answered ${done.status} to its answer`);
-  return build;
 }
 
 const median = (values: readonly number[]): number =>
@@ -215,17 +189,8 @@ const median = (values: readonly number[]): number =>
 async function main(): Promise<void> {
   if (other === undefined)
     throw new Error('usage: interleaved.js <other worktree|ceiling> [kind] [flags] [rounds] [burst]');
-  const definitions = JSON.stringify(generateFeatures(FLAGS));
-  const upstream = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if (req.url?.startsWith('/api/client/features'))
-        res.writeHead(200, { 'content-type': 'application/json' }).end(definitions);
-      else res.writeHead(202).end();
-    });
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  const upstreamPort = (upstream.address() as AddressInfo).port;
+  const upstream = await definitionsUpstream(FLAGS);
+  const upstreamPort = upstream.port;
   const builds: Build[] = [];
   process.once('exit', () => {
     for (const build of builds) build.child.kill('SIGKILL');
@@ -234,15 +199,15 @@ async function main(): Promise<void> {
   builds.push(own);
   if (other === 'ceiling') {
     const [method, urlPath, body] = next();
-    builds.unshift(await startCeiling(await exchange(own, method, urlPath, body, true)));
+    builds.unshift(await ceilingBuild(await exchange(own, method, urlPath, body, true)));
   } else builds.unshift(await start(path.resolve(other), upstreamPort, await freePort()));
   // warm-up: compilation, memo rows, templates
   for (const build of builds) await burst(build, 2 * BURST);
   for (let round = 0; round < ROUNDS; round++) {
     for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
-      const before = cpuOf(build.child.pid ?? 0);
+      const before = cpuNanos(build.child.pid ?? 0);
       await burst(build, BURST);
-      build.perRequest.push((cpuOf(build.child.pid ?? 0) - before) / BURST / 1000);
+      build.perRequest.push((cpuNanos(build.child.pid ?? 0) - before) / BURST / 1000);
     }
   }
   const [base, current] = builds;

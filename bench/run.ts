@@ -22,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { generateFeatures, someNames, type BenchFeatures } from './flags';
+import { hostNote } from './host-note';
 import { UNIQUE, type LoadJob, type LoadResult } from './load';
 import { freePort } from './free-port';
 
@@ -630,6 +631,8 @@ async function main(): Promise<void> {
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
+  const note = hostNote();
+  if (note !== undefined) console.log(note);
   const rate = RATE === undefined ? '' : `, ${RATE} requests/s sent to each server (open loop)`;
   console.log(`${DURATION}s per cell, ${CONNECTIONS} connections${rate}, sizes ${SIZES.join(', ')}\n`);
   const upstream = new BenchUpstream();
