@@ -6,11 +6,12 @@
  *
  * `node dist/bench/wrk-cells.js [flags] [rounds] [seconds]` (default 200, 3, 5): after a warm-up,
  * each round runs every cell once, in turn — a new user with the bench's properties, a new user
- * with only userId and sessionId, one repeated context (the kept answer), and the ceiling — so a
- * busy host slows them alike. Printed: each cell's µs per round, the median, its requests per
- * second and p99, and the medians' ratios to the ceiling. Needs `wrk` on the PATH (Debian:
- * `apt-get install wrk`). `npm run bench` stays the full table; this reads the same rows with the
- * other load generator.
+ * with only userId and sessionId, a browser's new user (its answer Brotli-compressed per request:
+ * the difference to the first cell is the encoder's), one repeated context (the kept answer), and
+ * the ceiling of the uncompressed new user's bytes — so a busy host slows them alike. Printed:
+ * each cell's µs per round, the median, its requests per second and p99, and the medians' ratios
+ * to the ceiling. Needs `wrk` on the PATH (Debian: `apt-get install wrk`). `npm run bench` stays
+ * the full table; this reads the same rows with the other load generator.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,6 +34,8 @@ const KEY = 'wrk-cells-key';
 const QUERY =
   'appName=web&environment=production&plan=pro&version=2.3.1&region=eu&age=31&email=ada%40example.com';
 const KEPT_PATH = `/proxy?userId=user-42&sessionId=sess-42&${QUERY}`;
+/** What a browser sends (`run.ts`'s browser row): its answer is compressed per request. */
+const BROWSER_ACCEPT_ENCODING = 'gzip, deflate, br, zstd';
 
 interface Cell {
   readonly name: string;
@@ -44,8 +47,8 @@ interface Cell {
 
 /** wrk scripts: a new user per request (unique ids for this run), or one path over and over. */
 function scripts(dir: string): void {
-  const newUser = (prefix: string) => `
-wrk.headers["Authorization"] = "${KEY}"
+  const newUser = (prefix: string, extra = '') => `
+wrk.headers["Authorization"] = "${KEY}"${extra}
 local n = 0
 local base = tostring(os.time()) .. "-" .. tostring(math.random(1, 1000000000))
 request = function()
@@ -56,6 +59,10 @@ end
 `;
   writeFileSync(path.join(dir, 'new-user.lua'), newUser(`/proxy?${QUERY}&`));
   writeFileSync(path.join(dir, 'ids-only.lua'), newUser('/proxy?'));
+  writeFileSync(
+    path.join(dir, 'browser.lua'),
+    newUser(`/proxy?${QUERY}&`, `\nwrk.headers["Accept-Encoding"] = "${BROWSER_ACCEPT_ENCODING}"`),
+  );
   writeFileSync(
     path.join(dir, 'kept.lua'),
     `wrk.headers["Authorization"] = "${KEY}"\nwrk.path = "${KEPT_PATH}"\n`,
@@ -175,6 +182,12 @@ async function main(): Promise<void> {
   const cells: Cell[] = [
     { name: 'a new user, GET with properties', script: 'new-user.lua', server: 'proxy', runs: [] },
     { name: 'a new user, GET with only userId+sessionId', script: 'ids-only.lua', server: 'proxy', runs: [] },
+    {
+      name: "a browser's new user (Accept-Encoding with br)",
+      script: 'browser.lua',
+      server: 'proxy',
+      runs: [],
+    },
     { name: 'one repeated context (kept answer)', script: 'kept.lua', server: 'proxy', runs: [] },
     {
       name: "bare Node writing the new user's bytes (ceiling)",
