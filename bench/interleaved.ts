@@ -16,8 +16,8 @@
  * With `ceiling` in place of the other worktree, the other server is the bench's bare `node:http`
  * ceiling (`ceiling.ts`) answering this proxy's own response (status, headers, body of one sample
  * request of the kind): the ratio is then the proxy's server CPU per request over what Node itself
- * costs for the same bytes, which reads a target set in µs on another machine through that
- * machine's ceiling.
+ * costs for the same bytes, as this harness's client (Node's own, slower than the servers) reads
+ * it; the µs targets are read with `wrk` (`wrk-cells.ts`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
