@@ -247,6 +247,56 @@ function checkStrategy(
   checkVariants(variants, `${path}.variants`, out);
 }
 
+/** True when making `value` a string throws (an object whose own `toString` is no function, or a list holding one). */
+function unconvertible(value: unknown): boolean {
+  try {
+    String(value);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The toggle's own variants as the SDK chooses one for an evaluation that enabled the toggle and
+ * got no strategy's variant (`selectVariant`): the weights added up (`acc + v.weight` from 0), then,
+ * unless an override may answer first, the first variant's stickiness read as a context field
+ * (`context[stickiness]`). When no strategy of the toggle has variants, every evaluation that
+ * enables it comes here, so a sum or a field name that cannot be made a string throws on every
+ * one of them; every other evaluation answers the toggle disabled. Quarantined, it is answered
+ * disabled for every context: the same answers.
+ */
+function checkVariantChoice(
+  record: Record<string, unknown>,
+  strategies: readonly unknown[],
+  out: Findings,
+): void {
+  const variants = own(record, 'variants');
+  if (!Array.isArray(variants) || variants.length === 0) return;
+  const strategyVariants = (s: unknown) => (isRecord(s) ? own(s, 'variants') : undefined);
+  // a strategy's variants answer first when it enables the toggle: then not every enabled evaluation comes here
+  if (
+    strategies.some((s) => {
+      const list = strategyVariants(s);
+      return !isNullish(list) && !(Array.isArray(list) && list.length === 0);
+    })
+  )
+    return;
+  let total: unknown = 0;
+  try {
+    for (const v of variants as { weight: number }[]) total = (total as number) + v.weight;
+  } catch {
+    out.throws('variants', 'weights that cannot be added up');
+    return;
+  }
+  if ((total as number) <= 0) return;
+  if (variants.some((v) => isRecord(v) && own(v, 'overrides'))) return;
+  const first: unknown = variants[0];
+  const stickiness = isRecord(first) ? own(first, 'stickiness') : undefined;
+  if (stickiness !== undefined && unconvertible(stickiness))
+    out.throws('variants[0].stickiness', 'cannot be read as the name of a context field');
+}
+
 interface Parent {
   readonly index: number;
   readonly name: string;
@@ -297,6 +347,14 @@ function checkToggle(
     out.throws('strategies', 'not a list');
   } else {
     strategies.forEach((s, i) => checkStrategy(s, `strategies[${i}]`, isBuiltInStrategy, segment, out));
+    // A name that is no string names no strategy, and the SDK makes its warning's key of it
+    // (`missingStrategy + name`). The first strategy is read by every evaluation that reaches the
+    // strategies (the toggle enabled, its parents satisfied): each of them throws, every other is
+    // disabled. A later one is read only when the ones before it did not enable the toggle.
+    const first: unknown = strategies[0];
+    if (isRecord(first) && typeof own(first, 'name') !== 'string' && unconvertible(own(first, 'name')))
+      out.throws('strategies[0].name', 'cannot be made a string');
+    checkVariantChoice(record, strategies, out);
   }
   checkVariants(own(record, 'variants'), 'variants', out);
   const parents = checkDependencies(own(record, 'dependencies'), out);

@@ -206,6 +206,118 @@ describe('definitions the SDK evaluates are data', () => {
     },
   );
 
+  /** A value the SDK cannot make a string: an object whose own `toString` is no function, in a list. */
+  const UNCONVERTIBLE = [{ toString: 'not a function', other: true }, ['a', false]];
+
+  test.each([
+    ['a stickiness that is no field name', 'variants[0].stickiness', { stickiness: UNCONVERTIBLE }],
+    ['a weight that cannot be added', 'variants', { weight: { toString: 'x' } }],
+  ])(
+    "the toggle's own variants with %s make every enabled evaluation throw: quarantined, naming the field, answered as the SDK answers",
+    async (_label, field, variant) => {
+      const toggle: Json = {
+        name: 'odd-variants',
+        enabled: true,
+        strategies: [{ name: 'default', parameters: {} }],
+        variants: [{ name: 'a', weight: 1000, ...variant }],
+      };
+      const sdk = referenceSdk(sampleWith(toggle), { appName: 'flags-proxy', environment: 'default' });
+      expect(sdk('odd-variants', { userId: 'u1' })).toBe('threw');
+      const upstream = await upstreamWith(sampleWith(toggle));
+      const logger = capturingLogger();
+      const app = track(await readyProxyFor(upstream, { logger, enableAllEndpoint: true }));
+      const url = await servers.listen(app);
+      const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
+      const toggles = ((await res.json()) as { toggles: { name: string; enabled: boolean }[] }).toggles;
+      expect(toggles.find((t) => t.name === 'odd-variants')).toMatchObject({
+        enabled: false,
+        variant: { name: 'disabled', enabled: false },
+      });
+      expect(toggles.find((t) => t.name === 'always-on')).toMatchObject({ enabled: true });
+      expect(app.features.stats.togglesQuarantined).toBe(1);
+      const errors = logger.lines.filter((l) => l.level === 'error');
+      expect(errors).toHaveLength(1);
+      expect(errors[0].msg).toContain(`quarantined: toggle "odd-variants" at ${field}:`);
+    },
+  );
+
+  test.each([
+    [
+      'an override answers first for some users',
+      {
+        variants: [
+          { name: 'a', weight: 1000, stickiness: UNCONVERTIBLE },
+          { name: 'b', weight: 0, overrides: [{ contextName: 'userId', values: ['u1'] }] },
+        ],
+      },
+    ],
+    ['the weights add up to nothing', { variants: [{ name: 'a', weight: 0, stickiness: UNCONVERTIBLE }] }],
+    [
+      "a strategy's variants answer first",
+      {
+        strategies: [
+          { name: 'default', parameters: {}, variants: [{ name: 's', weight: 1000, stickiness: 'default' }] },
+        ],
+        variants: [{ name: 'a', weight: 1000, stickiness: UNCONVERTIBLE }],
+      },
+    ],
+  ])(
+    'an unreadable stickiness that not every enabled evaluation reaches (%s) is not quarantined: answered as the SDK answers',
+    async (_label, shape) => {
+      const toggle: Json = {
+        name: 'odd-variants',
+        enabled: true,
+        strategies: [{ name: 'default', parameters: {} }],
+        ...shape,
+      };
+      const sdk = referenceSdk(sampleWith(toggle), { appName: 'flags-proxy', environment: 'default' });
+      const expected = sdk('odd-variants', { userId: 'u1', remoteAddress: '127.0.0.1' });
+      expect(expected).toMatchObject({ enabled: true });
+      const upstream = await upstreamWith(sampleWith(toggle));
+      const logger = capturingLogger();
+      const app = track(await readyProxyFor(upstream, { logger, enableAllEndpoint: true }));
+      const url = await servers.listen(app);
+      const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
+      const toggles = (
+        (await res.json()) as { toggles: { name: string; enabled: boolean; variant: unknown }[] }
+      ).toggles;
+      const got = toggles.find((t) => t.name === 'odd-variants');
+      expect(got && { enabled: got.enabled, variant: got.variant }).toEqual(expected);
+      expect(app.features.stats.togglesQuarantined).toBe(0);
+      expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+    },
+  );
+
+  test('a first strategy whose name cannot be made a string makes every enabled evaluation throw: quarantined; a later one is evaluated as the SDK evaluates it', async () => {
+    const toggles: Json[] = [
+      { name: 'odd-first', enabled: true, strategies: [{ name: UNCONVERTIBLE, parameters: {} }] },
+      {
+        name: 'odd-second',
+        enabled: true,
+        strategies: [
+          { name: 'default', parameters: {} },
+          { name: UNCONVERTIBLE, parameters: {} },
+        ],
+      },
+    ];
+    const payload = sampleFeatures();
+    payload.features.push(...toggles);
+    const sdk = referenceSdk(payload, { appName: 'flags-proxy', environment: 'default' });
+    expect(sdk('odd-first', { userId: 'u1' })).toBe('threw');
+    expect(sdk('odd-second', { userId: 'u1' })).toMatchObject({ enabled: true });
+    const logger = capturingLogger();
+    const app = track(await readyProxyFor(await upstreamWith(payload), { logger, enableAllEndpoint: true }));
+    const url = await servers.listen(app);
+    const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
+    const answered = ((await res.json()) as { toggles: { name: string; enabled: boolean }[] }).toggles;
+    expect(answered.find((t) => t.name === 'odd-first')).toMatchObject({ enabled: false });
+    expect(answered.find((t) => t.name === 'odd-second')).toMatchObject({ enabled: true });
+    expect(app.features.stats.togglesQuarantined).toBe(1);
+    const errors = logger.lines.filter((l) => l.level === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0].msg).toContain('quarantined: toggle "odd-first" at strategies[0].name:');
+  });
+
   test('a segment whose constraints are false makes the SDK throw: the toggles using it are quarantined', async () => {
     const payload = sampleWith({
       name: 'false-segment',
