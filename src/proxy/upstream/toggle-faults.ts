@@ -264,7 +264,7 @@ function unconvertible(value: unknown): boolean {
  * (`context[stickiness]`). When no strategy of the toggle has variants, every evaluation that
  * enables it comes here, so a sum or a field name that cannot be made a string throws on every
  * one of them; every other evaluation answers the toggle disabled. Quarantined, it is answered
- * disabled for every context: the same answers.
+ * disabled for every context: the same answers. (Checked for an enabled toggle without parents.)
  */
 function checkVariantChoice(
   record: Record<string, unknown>,
@@ -347,14 +347,18 @@ function checkToggle(
     out.throws('strategies', 'not a list');
   } else {
     strategies.forEach((s, i) => checkStrategy(s, `strategies[${i}]`, isBuiltInStrategy, segment, out));
-    // A name that is no string names no strategy, and the SDK makes its warning's key of it
-    // (`missingStrategy + name`). The first strategy is read by every evaluation that reaches the
-    // strategies (the toggle enabled, its parents satisfied): each of them throws, every other is
-    // disabled. A later one is read only when the ones before it did not enable the toggle.
-    const first: unknown = strategies[0];
-    if (isRecord(first) && typeof own(first, 'name') !== 'string' && unconvertible(own(first, 'name')))
-      out.throws('strategies[0].name', 'cannot be made a string');
-    checkVariantChoice(record, strategies, out);
+    // Values read by every evaluation of an enabled toggle without parents (one with parents, or
+    // disabled, is not evaluated for every context: a child asking for it disabled would then be
+    // evaluated by the SDK, not failed). A name that is no string names no strategy, and the SDK
+    // makes its warning's key of it (`missingStrategy + name`): the first strategy's is read by every
+    // evaluation, a later one's only when the ones before it did not enable the toggle.
+    const deps = own(record, 'dependencies');
+    if (own(record, 'enabled') && (isNullish(deps) || (Array.isArray(deps) && deps.length === 0))) {
+      const first: unknown = strategies[0];
+      if (isRecord(first) && typeof own(first, 'name') !== 'string' && unconvertible(own(first, 'name')))
+        out.throws('strategies[0].name', 'cannot be made a string');
+      checkVariantChoice(record, strategies, out);
+    }
   }
   checkVariants(own(record, 'variants'), 'variants', out);
   const parents = checkDependencies(own(record, 'dependencies'), out);

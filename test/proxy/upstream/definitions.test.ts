@@ -318,6 +318,32 @@ describe('definitions the SDK evaluates are data', () => {
     expect(errors[0].msg).toContain('quarantined: toggle "odd-first" at strategies[0].name:');
   });
 
+  test('a disabled toggle with such a first strategy never throws: not quarantined, and a child asking for it disabled is evaluated as the SDK evaluates it', async () => {
+    const toggles: Json[] = [
+      { name: 'odd-off', enabled: false, strategies: [{ name: UNCONVERTIBLE, parameters: {} }] },
+      {
+        name: 'odd-off-child',
+        enabled: true,
+        strategies: [{ name: 'default', parameters: {} }],
+        dependencies: [{ feature: 'odd-off', enabled: false }],
+      },
+    ];
+    const payload = sampleFeatures();
+    payload.features.push(...toggles);
+    const sdk = referenceSdk(payload, { appName: 'flags-proxy', environment: 'default' });
+    expect(sdk('odd-off', { userId: 'u1' })).toMatchObject({ enabled: false });
+    expect(sdk('odd-off-child', { userId: 'u1' })).toMatchObject({ enabled: true });
+    const logger = capturingLogger();
+    const app = track(await readyProxyFor(await upstreamWith(payload), { logger, enableAllEndpoint: true }));
+    const url = await servers.listen(app);
+    const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
+    const answered = ((await res.json()) as { toggles: { name: string; enabled: boolean }[] }).toggles;
+    expect(answered.find((t) => t.name === 'odd-off')).toMatchObject({ enabled: false });
+    expect(answered.find((t) => t.name === 'odd-off-child')).toMatchObject({ enabled: true });
+    expect(app.features.stats.togglesQuarantined).toBe(0);
+    expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+  });
+
   test('a segment whose constraints are false makes the SDK throw: the toggles using it are quarantined', async () => {
     const payload = sampleWith({
       name: 'false-segment',
