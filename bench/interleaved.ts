@@ -19,13 +19,14 @@
  * costs for the same bytes, as this harness's client (Node's own, slower than the servers) reads
  * it; the µs targets are read with `wrk` (`wrk-cells.ts`).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { startCeiling } from './ceiling-process';
 import { definitionsUpstream } from './definitions-upstream';
 import { freePort } from './free-port';
 import { cpuNanos } from './process-cpu';
+import { spawnProxy } from './proxy-process';
 
 const [other, kind = 'get', flagsArg = '200', roundsArg = '10', burstArg = '1000'] = process.argv.slice(2);
 const FLAGS = Number(flagsArg);
@@ -137,21 +138,7 @@ async function burst(build: Build, count: number): Promise<void> {
 }
 
 async function start(root: string, upstream: number, port: number): Promise<Build> {
-  const child = spawn(process.execPath, [path.join(root, 'dist/src/bin/flags-proxy.js')], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: {
-      PATH: process.env.PATH,
-      FLAGS_URL: `http://127.0.0.1:${upstream}/api`,
-      FLAGS_API_TOKEN: 'interleaved-token',
-      FLAGS_PROXY_CLIENT_KEYS: KEY,
-      FLAGS_FETCH_INTERVAL: '100000',
-      FLAGS_METRICS_INTERVAL: '100000',
-      LOG_LEVEL: 'error',
-      PORT: String(port),
-      NODE_ENV: 'production',
-      FLAGS_WORKERS: '1',
-    },
-  });
+  const child = spawnProxy(root, upstream, port, KEY);
   const build: Build = {
     root,
     port,

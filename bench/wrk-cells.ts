@@ -13,7 +13,7 @@
  * to the ceiling. Needs `wrk` on the PATH (Debian: `apt-get install wrk`). `npm run bench` stays
  * the full table; this reads the same rows with the other load generator.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -23,6 +23,7 @@ import { definitionsUpstream } from './definitions-upstream';
 import { freePort } from './free-port';
 import { hostNote } from './host-note';
 import { cpuNanos } from './process-cpu';
+import { spawnProxy } from './proxy-process';
 
 const [flagsArg = '200', roundsArg = '3', secondsArg = '5'] = process.argv.slice(2);
 const FLAGS = Number(flagsArg);
@@ -124,21 +125,7 @@ function get(port: number, urlPath: string): Promise<CeilingAnswer> {
 }
 
 async function startProxy(upstreamPort: number, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [path.join(__dirname, '..', 'src', 'bin', 'flags-proxy.js')], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: {
-      PATH: process.env.PATH,
-      FLAGS_URL: `http://127.0.0.1:${upstreamPort}/api`,
-      FLAGS_API_TOKEN: 'wrk-cells-token',
-      FLAGS_PROXY_CLIENT_KEYS: KEY,
-      FLAGS_FETCH_INTERVAL: '100000',
-      FLAGS_METRICS_INTERVAL: '100000',
-      LOG_LEVEL: 'error',
-      PORT: String(port),
-      NODE_ENV: 'production',
-      FLAGS_WORKERS: '1',
-    },
-  });
+  const child = spawnProxy(path.join(__dirname, '..', '..'), upstreamPort, port, KEY);
   const until = Date.now() + 30_000;
   for (;;) {
     const ready = await get(port, '/proxy/health').then(

@@ -32,10 +32,27 @@ afterEach(async () => {
 type Json = Record<string, unknown>;
 
 /** The sample definitions with one more toggle, given as raw JSON (it may be malformed on purpose). */
-function sampleWith(extra: Json): FeaturesPayload {
+function sampleWith(...extra: Json[]): FeaturesPayload {
   const payload = sampleFeatures();
-  payload.features.push(extra);
+  payload.features.push(...extra);
   return payload;
+}
+
+type Listed = { name: string; enabled: boolean; variant: unknown };
+
+/**
+ * A ready proxy listing every toggle over `payload`, its `/proxy/all` for userId u1 over a real
+ * socket (a toggle by name), and the error lines it logged until then.
+ */
+async function listedFor(payload: FeaturesPayload) {
+  const logger = capturingLogger();
+  const app = track(await readyProxyFor(await upstreamWith(payload), { logger, enableAllEndpoint: true }));
+  const url = await servers.listen(app);
+  const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
+  expect(res.status).toBe(200);
+  const toggles = ((await res.json()) as { toggles: Listed[] }).toggles;
+  const errors = logger.lines.filter((l) => l.level === 'error');
+  return { app, errors, listed: (name: string) => toggles.find((t) => t.name === name) };
 }
 
 const DEPENDENCIES_AS_OBJECT: Json = {
@@ -191,16 +208,10 @@ describe('definitions the SDK evaluates are data', () => {
       };
       const sdk = referenceSdk(sampleWith(toggle), { appName: 'flags-proxy', environment: 'default' });
       expect(sdk('odd-segments', { userId: 'u1' })).toBe('threw');
-      const upstream = await upstreamWith(sampleWith(toggle));
-      const logger = capturingLogger();
-      const app = track(await readyProxyFor(upstream, { logger, enableAllEndpoint: true }));
-      const url = await servers.listen(app);
-      const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
-      const toggles = ((await res.json()) as { toggles: { name: string; enabled: boolean }[] }).toggles;
-      expect(toggles.find((t) => t.name === 'odd-segments')).toMatchObject({ enabled: false });
-      expect(toggles.find((t) => t.name === 'always-on')).toMatchObject({ enabled: true });
+      const { app, errors, listed } = await listedFor(sampleWith(toggle));
+      expect(listed('odd-segments')).toMatchObject({ enabled: false });
+      expect(listed('always-on')).toMatchObject({ enabled: true });
       expect(app.features.stats.togglesQuarantined).toBe(1);
-      const errors = logger.lines.filter((l) => l.level === 'error');
       expect(errors).toHaveLength(1);
       expect(errors[0].msg).toMatch(/^quarantined: .*"odd-segments".*strategies\[0\]\.segments/);
     },
@@ -223,19 +234,13 @@ describe('definitions the SDK evaluates are data', () => {
       };
       const sdk = referenceSdk(sampleWith(toggle), { appName: 'flags-proxy', environment: 'default' });
       expect(sdk('odd-variants', { userId: 'u1' })).toBe('threw');
-      const upstream = await upstreamWith(sampleWith(toggle));
-      const logger = capturingLogger();
-      const app = track(await readyProxyFor(upstream, { logger, enableAllEndpoint: true }));
-      const url = await servers.listen(app);
-      const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
-      const toggles = ((await res.json()) as { toggles: { name: string; enabled: boolean }[] }).toggles;
-      expect(toggles.find((t) => t.name === 'odd-variants')).toMatchObject({
+      const { app, errors, listed } = await listedFor(sampleWith(toggle));
+      expect(listed('odd-variants')).toMatchObject({
         enabled: false,
         variant: { name: 'disabled', enabled: false },
       });
-      expect(toggles.find((t) => t.name === 'always-on')).toMatchObject({ enabled: true });
+      expect(listed('always-on')).toMatchObject({ enabled: true });
       expect(app.features.stats.togglesQuarantined).toBe(1);
-      const errors = logger.lines.filter((l) => l.level === 'error');
       expect(errors).toHaveLength(1);
       expect(errors[0].msg).toContain(`quarantined: toggle "odd-variants" at ${field}:`);
     },
@@ -273,18 +278,11 @@ describe('definitions the SDK evaluates are data', () => {
       const sdk = referenceSdk(sampleWith(toggle), { appName: 'flags-proxy', environment: 'default' });
       const expected = sdk('odd-variants', { userId: 'u1', remoteAddress: '127.0.0.1' });
       expect(expected).toMatchObject({ enabled: true });
-      const upstream = await upstreamWith(sampleWith(toggle));
-      const logger = capturingLogger();
-      const app = track(await readyProxyFor(upstream, { logger, enableAllEndpoint: true }));
-      const url = await servers.listen(app);
-      const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
-      const toggles = (
-        (await res.json()) as { toggles: { name: string; enabled: boolean; variant: unknown }[] }
-      ).toggles;
-      const got = toggles.find((t) => t.name === 'odd-variants');
+      const { app, errors, listed } = await listedFor(sampleWith(toggle));
+      const got = listed('odd-variants');
       expect(got && { enabled: got.enabled, variant: got.variant }).toEqual(expected);
       expect(app.features.stats.togglesQuarantined).toBe(0);
-      expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+      expect(errors).toEqual([]);
     },
   );
 
@@ -300,20 +298,14 @@ describe('definitions the SDK evaluates are data', () => {
         ],
       },
     ];
-    const payload = sampleFeatures();
-    payload.features.push(...toggles);
+    const payload = sampleWith(...toggles);
     const sdk = referenceSdk(payload, { appName: 'flags-proxy', environment: 'default' });
     expect(sdk('odd-first', { userId: 'u1' })).toBe('threw');
     expect(sdk('odd-second', { userId: 'u1' })).toMatchObject({ enabled: true });
-    const logger = capturingLogger();
-    const app = track(await readyProxyFor(await upstreamWith(payload), { logger, enableAllEndpoint: true }));
-    const url = await servers.listen(app);
-    const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
-    const answered = ((await res.json()) as { toggles: { name: string; enabled: boolean }[] }).toggles;
-    expect(answered.find((t) => t.name === 'odd-first')).toMatchObject({ enabled: false });
-    expect(answered.find((t) => t.name === 'odd-second')).toMatchObject({ enabled: true });
+    const { app, errors, listed } = await listedFor(payload);
+    expect(listed('odd-first')).toMatchObject({ enabled: false });
+    expect(listed('odd-second')).toMatchObject({ enabled: true });
     expect(app.features.stats.togglesQuarantined).toBe(1);
-    const errors = logger.lines.filter((l) => l.level === 'error');
     expect(errors).toHaveLength(1);
     expect(errors[0].msg).toContain('quarantined: toggle "odd-first" at strategies[0].name:');
   });
@@ -328,20 +320,15 @@ describe('definitions the SDK evaluates are data', () => {
         dependencies: [{ feature: 'odd-off', enabled: false }],
       },
     ];
-    const payload = sampleFeatures();
-    payload.features.push(...toggles);
+    const payload = sampleWith(...toggles);
     const sdk = referenceSdk(payload, { appName: 'flags-proxy', environment: 'default' });
     expect(sdk('odd-off', { userId: 'u1' })).toMatchObject({ enabled: false });
     expect(sdk('odd-off-child', { userId: 'u1' })).toMatchObject({ enabled: true });
-    const logger = capturingLogger();
-    const app = track(await readyProxyFor(await upstreamWith(payload), { logger, enableAllEndpoint: true }));
-    const url = await servers.listen(app);
-    const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
-    const answered = ((await res.json()) as { toggles: { name: string; enabled: boolean }[] }).toggles;
-    expect(answered.find((t) => t.name === 'odd-off')).toMatchObject({ enabled: false });
-    expect(answered.find((t) => t.name === 'odd-off-child')).toMatchObject({ enabled: true });
+    const { app, errors, listed } = await listedFor(payload);
+    expect(listed('odd-off')).toMatchObject({ enabled: false });
+    expect(listed('odd-off-child')).toMatchObject({ enabled: true });
     expect(app.features.stats.togglesQuarantined).toBe(0);
-    expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+    expect(errors).toEqual([]);
   });
 
   test('a segment whose constraints are false makes the SDK throw: the toggles using it are quarantined', async () => {
@@ -353,15 +340,9 @@ describe('definitions the SDK evaluates are data', () => {
     payload.segments = [...(payload.segments ?? []), { id: 77, constraints: false }];
     const sdk = referenceSdk(payload, { appName: 'flags-proxy', environment: 'default' });
     expect(sdk('false-segment', { userId: 'u1' })).toBe('threw');
-    const upstream = await upstreamWith(payload);
-    const logger = capturingLogger();
-    const app = track(await readyProxyFor(upstream, { logger, enableAllEndpoint: true }));
-    const url = await servers.listen(app);
-    const res = await fetch(`${url}/proxy/all?userId=u1`, { headers: { authorization: CLIENT_KEY } });
-    const toggles = ((await res.json()) as { toggles: { name: string; enabled: boolean }[] }).toggles;
-    expect(toggles.find((t) => t.name === 'false-segment')).toMatchObject({ enabled: false });
+    const { app, errors, listed } = await listedFor(payload);
+    expect(listed('false-segment')).toMatchObject({ enabled: false });
     expect(app.features.stats.togglesQuarantined).toBe(1);
-    const errors = logger.lines.filter((l) => l.level === 'error');
     expect(errors).toHaveLength(1);
     expect(errors[0].msg).toMatch(/^quarantined: .*"false-segment".*segment 77\)\.constraints/);
   });
