@@ -12,6 +12,12 @@
  * each cell's µs per round, the median, its requests per second and p99, and the medians' ratios
  * to the ceiling. Needs `wrk` on the PATH (Debian: `apt-get install wrk`). `npm run bench` stays
  * the full table; this reads the same rows with the other load generator.
+ *
+ * With `--floors`, five more proxies each answer the new user's GET with properties with steps of
+ * it at their floor (`floors.ts`: the query, the canonical context and digest, the evaluation and
+ * join, the last two together, and the whole engine), in the same rounds: what each step costs over HTTP above its floor, as
+ * the median of the rounds' ratios to the real proxy's new user (each round reads both within
+ * seconds) times the real proxy's median µs.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,7 +31,10 @@ import { hostNote } from './host-note';
 import { cpuNanos } from './process-cpu';
 import { spawnProxy } from './proxy-process';
 
-const [flagsArg = '200', roundsArg = '3', secondsArg = '5'] = process.argv.slice(2);
+const FLOORS = process.argv.includes('--floors');
+const [flagsArg = '200', roundsArg = '3', secondsArg = '5'] = process.argv
+  .slice(2)
+  .filter((arg) => !arg.startsWith('--'));
 const FLAGS = Number(flagsArg);
 const ROUNDS = Number(roundsArg);
 const SECONDS = Number(secondsArg);
@@ -38,13 +47,31 @@ const KEPT_PATH = `/proxy?userId=user-42&sessionId=sess-42&${QUERY}`;
 /** What a browser sends (`run.ts`'s browser row): its answer is compressed per request. */
 const BROWSER_ACCEPT_ENCODING = 'gzip, deflate, br, zstd';
 
+/** A server the cells load: its port and its process (whose CPU is read). */
+interface Server {
+  readonly port: number;
+  readonly child: ChildProcess;
+}
+
 interface Cell {
   readonly name: string;
   /** The wrk script's file name (`scripts`). */
   readonly script: string;
-  readonly server: 'proxy' | 'ceiling';
+  readonly server: Server;
   readonly runs: { us: number; rps: number; p99: number }[];
 }
+
+/**
+ * With `--floors`: proxies with steps of a new user's request at their floor (`floors.ts`), each
+ * loaded with the new user's GET with properties beside the real proxy.
+ */
+const FLOOR_CELLS: readonly { readonly floors: string; readonly name: string }[] = [
+  { floors: 'query', name: 'the same, query → context at its floor' },
+  { floors: 'digest', name: 'the same, canonical context and digest at their floor' },
+  { floors: 'answer', name: 'the same, evaluation, templates and join at their floor' },
+  { floors: 'digest,answer', name: 'the same, digest and answer at their floors' },
+  { floors: 'engine', name: 'the same, the whole engine at its floor' },
+];
 
 /** wrk scripts: a new user per request (unique ids for this run), or one path over and over. */
 function scripts(dir: string): void {
@@ -124,15 +151,24 @@ function get(port: number, urlPath: string): Promise<CeilingAnswer> {
   });
 }
 
-async function startProxy(upstreamPort: number, port: number): Promise<ChildProcess> {
-  const child = spawnProxy(path.join(__dirname, '..', '..'), upstreamPort, port, KEY);
+async function startProxy(upstreamPort: number, floors?: string): Promise<Server> {
+  const port = await freePort();
+  const child = spawnProxy(
+    path.join(__dirname, '..', '..'),
+    upstreamPort,
+    port,
+    KEY,
+    floors === undefined
+      ? {}
+      : { nodeArgs: ['--require', path.join(__dirname, 'floors.js')], env: { BENCH_FLOORS: floors } },
+  );
   const until = Date.now() + 30_000;
   for (;;) {
     const ready = await get(port, '/proxy/health').then(
       (answer) => answer.status === 200,
       () => false,
     );
-    if (ready) return child;
+    if (ready) return { port, child };
     if (Date.now() > until) throw new Error('no ready proxy in 30 s');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -159,27 +195,33 @@ async function main(): Promise<void> {
   });
   scripts(dir);
   const upstream = await definitionsUpstream(FLAGS);
-  const proxyPort = await freePort();
-  const proxy = await startProxy(upstream.port, proxyPort);
-  children.push(proxy);
-  const sample = await get(proxyPort, `/proxy?${QUERY}&userId=u-sample&sessionId=s-sample`);
+  const proxy = await startProxy(upstream.port);
+  children.push(proxy.child);
+  const sample = await get(proxy.port, `/proxy?${QUERY}&userId=u-sample&sessionId=s-sample`);
   if (sample.status !== 200) throw new Error(`the proxy answered ${sample.status}`);
   const ceiling = await startCeiling(sample);
   children.push(ceiling.child);
+  const floorCells: Cell[] = [];
+  for (const { floors, name } of FLOORS ? FLOOR_CELLS : []) {
+    const server = await startProxy(upstream.port, floors);
+    children.push(server.child);
+    floorCells.push({ name, script: 'new-user.lua', server, runs: [] });
+  }
   const cells: Cell[] = [
-    { name: 'a new user, GET with properties', script: 'new-user.lua', server: 'proxy', runs: [] },
-    { name: 'a new user, GET with only userId+sessionId', script: 'ids-only.lua', server: 'proxy', runs: [] },
+    { name: 'a new user, GET with properties', script: 'new-user.lua', server: proxy, runs: [] },
+    ...floorCells,
+    { name: 'a new user, GET with only userId+sessionId', script: 'ids-only.lua', server: proxy, runs: [] },
     {
       name: "a browser's new user (Accept-Encoding with br)",
       script: 'browser.lua',
-      server: 'proxy',
+      server: proxy,
       runs: [],
     },
-    { name: 'one repeated context (kept answer)', script: 'kept.lua', server: 'proxy', runs: [] },
+    { name: 'one repeated context (kept answer)', script: 'kept.lua', server: proxy, runs: [] },
     {
       name: "bare Node writing the new user's bytes (ceiling)",
       script: 'kept.lua',
-      server: 'ceiling',
+      server: ceiling,
       runs: [],
     },
   ];
@@ -190,17 +232,12 @@ async function main(): Promise<void> {
       (note === undefined ? '' : `\n${note}`),
   );
   // warm-up: compilation, memo rows, templates
-  for (const cell of cells)
-    wrk(cell.server === 'proxy' ? proxyPort : ceiling.port, path.join(dir, cell.script), 2);
+  for (const cell of cells) wrk(cell.server.port, path.join(dir, cell.script), 2);
   for (let round = 0; round < ROUNDS; round++) {
     for (const cell of cells) {
-      const pid = (cell.server === 'proxy' ? proxy.pid : ceiling.child.pid) ?? 0;
+      const pid = cell.server.child.pid ?? 0;
       const before = cpuNanos(pid);
-      const { requests, p99 } = wrk(
-        cell.server === 'proxy' ? proxyPort : ceiling.port,
-        path.join(dir, cell.script),
-        SECONDS,
-      );
+      const { requests, p99 } = wrk(cell.server.port, path.join(dir, cell.script), SECONDS);
       cell.runs.push({ us: (cpuNanos(pid) - before) / requests / 1000, rps: requests / SECONDS, p99 });
     }
   }
@@ -214,6 +251,19 @@ async function main(): Promise<void> {
         `${Math.round(median(cell.runs.map((r) => r.rps)))} | ${median(cell.runs.map((r) => r.p99)).toFixed(1)} | ` +
         `${(us / ceilingUs).toFixed(2)} |`,
     );
+  }
+  if (floorCells.length > 0) {
+    // each round's floor cell against the real proxy's new user of the same round
+    const real = cells[0].runs;
+    const realUs = median(real.map((r) => r.us));
+    console.log(
+      '\n| a new user, GET with properties | × the real proxy, median of rounds | µs above the floor |',
+    );
+    console.log('|---|---:|---:|');
+    for (const cell of floorCells) {
+      const ratio = median(cell.runs.map((r, i) => r.us / real[i].us));
+      console.log(`| ${cell.name} | ${ratio.toFixed(3)} | ${(realUs * (1 - ratio)).toFixed(1)} |`);
+    }
   }
   upstream.close();
   process.exit(0);

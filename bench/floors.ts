@@ -1,0 +1,152 @@
+/**
+ * Bench only, never part of the proxy: loaded into a proxy process with `--require` by
+ * `wrk-cells.ts --floors`, it replaces steps of a new user's request by their floor, at most the
+ * cheapest primitive doing the work the step cannot skip (a lower bound), so that the
+ * difference over HTTP between the real proxy and one with a step at its floor is what that step
+ * costs above its floor, its effect on Node's own work for the request (caches, allocation, GC)
+ * included. `BENCH_FLOORS` lists the steps, comma-separated:
+ *
+ * - `query`: the query string read by Node's `querystring.parse`, its root fields kept at the root
+ *   and the others moved into `properties` (no limits, no checks for a parameter given twice);
+ * - `digest`: no canonical context (the userId stands for it), the derived ETag one SHA-256 of it;
+ * - `answer`: a new user's evaluation, templates and join as one MurmurHash3 (prepared prefix and
+ *   key) per hash the engine computed for a real answer, plus one copy of a real answer's bytes
+ *   into the memory the answer is written in;
+ * - `engine`: the whole engine (`prepare` and `answer`: the context enhanced, determinism, the
+ *   canonical context and digest, memo keys, templates, evaluation, the join, the answer cache's
+ *   sighting) as one SHA-256 of the userId and one copy of a real answer into reused memory: what is
+ *   left is the request's path outside the engine (front, key, query, context, write).
+ *
+ * Answers made with `digest` or `answer` at their floors are not the proxy's answers (the same
+ * bytes for every user, ETags of another form): this measures cost, nothing else.
+ */
+import { hash } from 'node:crypto';
+import { parse } from 'node:querystring';
+import type { Context } from 'unleash-client';
+import * as buildContext from '../src/proxy/context/build-context';
+import * as canonical from '../src/proxy/context/canonical-context';
+import { BodyBuffers } from '../src/proxy/engine/body-buffers';
+import { ROOT_FIELDS } from '../src/proxy/context/query';
+import { Evaluator, type Prepared, type Reply, type Selection } from '../src/proxy/engine/evaluator';
+import { EvaluationPipeline } from '../src/proxy/evaluation/pipeline';
+import * as etag from '../src/proxy/engine/etag';
+import * as murmur from '../src/proxy/upstream/murmur-hash';
+
+const FLOORS = new Set((process.env.BENCH_FLOORS ?? '').split(',').filter((s) => s !== ''));
+const ROOT = new Set<string>(ROOT_FIELDS);
+/** Real answers made before a step is at its floor (warm-up, templates, and what the floor copies). */
+const REAL_ANSWERS = 1000;
+
+/** What `Evaluator`'s private `evaluate` takes and gives, as far as the floor reads it. */
+interface Evaluated {
+  body: Buffer;
+  usage: unknown;
+  release: (() => void) | undefined;
+}
+type Evaluate = (
+  this: unknown,
+  pass: { collect: boolean; enhanced: Context },
+  selection: unknown,
+  order: unknown,
+) => Evaluated;
+interface Memory {
+  memory: { bodies: { take(length: number): { body: Buffer; release: (() => void) | undefined } } };
+}
+
+function queryAtFloor(): void {
+  Object.assign(buildContext, {
+    contextFromQuery(query: string): Context {
+      const parsed = parse(query);
+      const context: Record<string, unknown> = {};
+      let properties: Record<string, string> | undefined;
+      for (const name of Object.keys(parsed)) {
+        const value = parsed[name];
+        const text = Array.isArray(value) ? value[0] : value;
+        if (text === undefined || text === '') continue;
+        if (ROOT.has(name)) context[name] = text;
+        else (properties ??= {})[name] = text;
+      }
+      if (properties !== undefined) context.properties = properties;
+      return context as Context;
+    },
+  });
+}
+
+function digestAtFloor(): void {
+  Object.assign(canonical, { canonicalContext: (context: Context) => context.userId ?? '' });
+  Object.assign(etag, {
+    derivedEtag: (_definitions: string, _selection: string, context: string) =>
+      `W/"d-${hash('sha256', context, 'base64url')}"`,
+  });
+}
+
+/** Real answers first (their hashes counted, their bytes kept), then the floor for every new user. */
+function answerAtFloor(): void {
+  const prototype = Evaluator.prototype as unknown as { evaluate: Evaluate };
+  const real = prototype.evaluate;
+  const counters = murmur as {
+    normalizedAfterState: typeof murmur.normalizedAfterState;
+    normalizedAfter: typeof murmur.normalizedAfter;
+  };
+  const { normalizedAfterState, normalizedAfter } = counters;
+  let counted = 0;
+  let answers = 0;
+  let body: Buffer | undefined;
+  let prefixes: murmur.HashPrefix[] = [];
+  const key = new murmur.PreparedKey('');
+  prototype.evaluate = function (this: unknown, pass, selection, order) {
+    if (pass.collect) return real.call(this, pass, selection, order);
+    if (body === undefined) {
+      counters.normalizedAfterState = (...args) => (counted++, normalizedAfterState(...args));
+      counters.normalizedAfter = (...args) => (counted++, normalizedAfter(...args));
+      const result = real.call(this, pass, selection, order);
+      if (++answers === REAL_ANSWERS) {
+        counters.normalizedAfterState = normalizedAfterState;
+        counters.normalizedAfter = normalizedAfter;
+        body = Buffer.from(result.body);
+        const hashes = Math.round(counted / REAL_ANSWERS);
+        prefixes = Array.from({ length: hashes }, (_, k) => murmur.hashPrefix(`rollout-${k}:`, 0));
+      }
+      return result;
+    }
+    key.reset(String(pass.enhanced.userId ?? ''));
+    let mixed = 0;
+    for (const prefix of prefixes) mixed ^= normalizedAfter(prefix, key, 100);
+    const taken = (this as Memory).memory.bodies.take(body.length);
+    body.copy(taken.body);
+    // the hashes' result is used, so that no compiler drops them
+    taken.body[0] = body[0] | (mixed & 0);
+    return { body: taken.body, usage: undefined, release: taken.release };
+  };
+}
+
+/** Real answers first (their bytes kept), then a digest and a copy for every new user. */
+function engineAtFloor(): void {
+  const prototype = EvaluationPipeline.prototype;
+  const { prepare, answer } = prototype;
+  const FLOOR = -2;
+  let answers = 0;
+  let body: Buffer | undefined;
+  // the answer's memory reused as the proxy's own is (a fresh 148 KB per request is page faults)
+  const bodies = new BodyBuffers();
+  prototype.prepare = function (selection: Selection, context: Context): Prepared {
+    if (body === undefined) return prepare.call(this, selection, context);
+    const validator = `W/"d-${hash('sha256', String(context.userId ?? ''), 'base64url')}"`;
+    return { revision: FLOOR, selection, context, enhanced: context, window: undefined, etag: validator };
+  };
+  prototype.answer = function (req, prepared): Reply {
+    if (prepared.revision !== FLOOR || body === undefined) {
+      const reply = answer.call(this, req, prepared);
+      if (!reply.notModified && ++answers === REAL_ANSWERS) body = Buffer.from(reply.body);
+      return reply;
+    }
+    const taken = bodies.take(body.length);
+    body.copy(taken.body);
+    return { notModified: false, body: taken.body, etag: prepared.etag ?? '', release: taken.release };
+  };
+}
+
+if (FLOORS.has('query')) queryAtFloor();
+if (FLOORS.has('engine')) engineAtFloor();
+if (FLOORS.has('digest')) digestAtFloor();
+if (FLOORS.has('answer')) answerAtFloor();
