@@ -15,9 +15,9 @@
  *
  * With `--floors`, five more proxies each answer the new user's GET with properties with steps of
  * it at their floor (`floors.ts`: the query, the canonical context and digest, the evaluation and
- * join, the last two together, and the whole engine), in the same rounds: what each step costs over HTTP above its floor, as
- * the median of the rounds' ratios to the real proxy's new user (each round reads both within
- * seconds) times the real proxy's median µs.
+ * join, the last two together, and the whole engine), in the same rounds: what each step costs
+ * over HTTP above its floor, as the median of the rounds' ratios to the real proxy's new user
+ * (each round reads both within seconds) times the real proxy's median µs.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
