@@ -16,15 +16,13 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Request } from 'express';
 import type { Context } from 'unleash-client';
+import { NEW_USER_QUERY } from './flags';
 
 const [other, flagsArg = '200', roundsArg = '16', mode] = process.argv.slice(2);
 const FLAGS = Number(flagsArg);
 const ROUNDS = Number(roundsArg);
 const LIMITS = { maxProperties: 100, maxValueLength: 1000, maxTotalLength: 100_000 };
-const PROPERTIES =
-  mode === 'ids'
-    ? ''
-    : 'appName=web&environment=production&plan=pro&version=2.3.1&region=eu&age=31&email=ada%40example.com&';
+const PROPERTIES = mode === 'ids' ? '' : `${NEW_USER_QUERY}&`;
 const REQUEST = { ip: '127.0.0.1', socket: { remoteAddress: '127.0.0.1' } } as unknown as Request;
 const evictor = Buffer.alloc(4 << 20);
 

@@ -1,5 +1,12 @@
 /** Realistic generated flag definitions for the benchmark: the mix a product team accumulates. */
 
+/**
+ * A new user's fields besides the ids, as the bench's requests give them in a query: `appName`,
+ * `environment` and five properties, every property read by the generated constraints.
+ */
+export const NEW_USER_QUERY =
+  'appName=web&environment=production&plan=pro&version=2.3.1&region=eu&age=31&email=ada%40example.com';
+
 export interface BenchFeatures {
   version: number;
   features: unknown[];

@@ -24,6 +24,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { startCeiling } from './ceiling-process';
 import { definitionsUpstream } from './definitions-upstream';
+import { NEW_USER_QUERY } from './flags';
 import { freePort } from './free-port';
 import { cpuNanos } from './process-cpu';
 import { spawnProxy } from './proxy-process';
@@ -34,8 +35,7 @@ const ROUNDS = Number(roundsArg);
 const BURST = Number(burstArg);
 const CONNECTIONS = 16;
 const KEY = 'interleaved-key';
-const QUERY =
-  'appName=web&environment=production&plan=pro&version=2.3.1&region=eu&age=31&email=ada%40example.com';
+const QUERY = NEW_USER_QUERY;
 const PROPERTIES = { plan: 'pro', version: '2.3.1', region: 'eu', age: '31', email: 'ada@example.com' };
 
 interface Build {

@@ -26,14 +26,14 @@ import { canonicalContext } from '../src/proxy/context/canonical-context';
 import { derivedEtag } from '../src/proxy/engine/etag';
 import { Evaluator } from '../src/proxy/engine/evaluator';
 import * as murmur from '../src/proxy/upstream/murmur-hash';
+import { NEW_USER_QUERY } from './flags';
 import { inProcessProxy } from './in-process';
 
 const SIZES = process.argv.slice(2).map(Number);
 const ROUNDS = 15;
 const PER_ROUND = 200;
 const LIMITS = { maxProperties: 100, maxValueLength: 1000, maxTotalLength: 100_000 };
-const PROPERTIES =
-  'appName=web&environment=production&plan=pro&version=2.3.1&region=eu&age=31&email=ada%40example.com';
+const PROPERTIES = NEW_USER_QUERY;
 
 const STEPS = [
   'query → context (parse, limits, copy)',

@@ -21,7 +21,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { generateFeatures, someNames, type BenchFeatures } from './flags';
+import { generateFeatures, NEW_USER_QUERY, someNames, type BenchFeatures } from './flags';
 import { hostNote } from './host-note';
 import { UNIQUE, type LoadJob, type LoadResult } from './load';
 import { freePort } from './free-port';
@@ -309,8 +309,7 @@ function rssMb(pid: number): number {
 
 /* ---------- scenarios ---------- */
 
-const CONTEXT_QUERY =
-  'appName=web&environment=production&plan=pro&version=2.3.1&region=eu&age=31&email=ada%40example.com';
+const CONTEXT_QUERY = NEW_USER_QUERY;
 const BODY_CONTEXT = {
   appName: 'web',
   userId: 'user-42',

@@ -26,6 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startCeiling, type CeilingAnswer } from './ceiling-process';
 import { definitionsUpstream } from './definitions-upstream';
+import { NEW_USER_QUERY } from './flags';
 import { freePort } from './free-port';
 import { hostNote } from './host-note';
 import { cpuNanos } from './process-cpu';
@@ -40,9 +41,8 @@ const ROUNDS = Number(roundsArg);
 const SECONDS = Number(secondsArg);
 const CONNECTIONS = 32;
 const KEY = 'wrk-cells-key';
-/** The bench's query of a new user's fields besides the ids (`run.ts`), all read by constraints. */
-const QUERY =
-  'appName=web&environment=production&plan=pro&version=2.3.1&region=eu&age=31&email=ada%40example.com';
+/** The bench's query of a new user's fields besides the ids, all read by constraints. */
+const QUERY = NEW_USER_QUERY;
 const KEPT_PATH = `/proxy?userId=user-42&sessionId=sess-42&${QUERY}`;
 /** What a browser sends (`run.ts`'s browser row): its answer is compressed per request. */
 const BROWSER_ACCEPT_ENCODING = 'gzip, deflate, br, zstd';
