@@ -12,6 +12,10 @@
  * - `answer`: a new user's evaluation, templates and join as one MurmurHash3 (prepared prefix and
  *   key) per hash the engine computed for a real answer, plus one copy of a real answer's bytes
  *   into the memory the answer is written in;
+ * - `join`: the evaluation and the template loop at their floor (one MurmurHash3 per hash, as
+ *   `answer`), the answer's bytes joined as the proxy joins them: the lists of entries (the
+ *   template's pieces and runs, the same buffers) of the last 64 real answers, one per request in
+ *   turn, through the proxy's own join into the memory the answer is written in;
  * - `engine`: the whole engine (`prepare` and `answer`: the context enhanced, determinism, the
  *   canonical context and digest, memo keys, templates, evaluation, the join, the answer cache's
  *   sighting) as one SHA-256 of the userId and one copy of a real answer into reused memory: what is
@@ -30,6 +34,7 @@ import { ROOT_FIELDS } from '../src/proxy/context/query';
 import { Evaluator, type Prepared, type Reply, type Selection } from '../src/proxy/engine/evaluator';
 import { EvaluationPipeline } from '../src/proxy/evaluation/pipeline';
 import * as etag from '../src/proxy/engine/etag';
+import * as toggleJson from '../src/proxy/engine/toggle-json';
 import * as murmur from '../src/proxy/upstream/murmur-hash';
 
 const FLOORS = new Set((process.env.BENCH_FLOORS ?? '').split(',').filter((s) => s !== ''));
@@ -120,6 +125,68 @@ function answerAtFloor(): void {
   };
 }
 
+/** Lists of entries `join` keeps from the last real answers, joined in turn. */
+const KEPT_LISTS = 64;
+
+/**
+ * Real answers first (their hashes counted, the last ones' lists of entries kept), then for every
+ * new user the hashes and the proxy's join of one kept list.
+ */
+function joinAtFloor(): void {
+  const prototype = Evaluator.prototype as unknown as { evaluate: Evaluate };
+  const real = prototype.evaluate;
+  const module = toggleJson as { toggleListBody: typeof toggleJson.toggleListBody };
+  const join = module.toggleListBody;
+  const counters = murmur as {
+    normalizedAfterState: typeof murmur.normalizedAfterState;
+    normalizedAfter: typeof murmur.normalizedAfter;
+  };
+  const { normalizedAfterState, normalizedAfter } = counters;
+  let counted = 0;
+  let answers = 0;
+  let ready = false;
+  const lists: { entries: Uint8Array[]; bytes: number }[] = [];
+  let prefixes: murmur.HashPrefix[] = [];
+  const key = new murmur.PreparedKey('');
+  // a real answer's entries, kept for the last answers before the floor takes over
+  module.toggleListBody = (entries, bytes, allocate) => {
+    if (!ready && answers >= REAL_ANSWERS - KEPT_LISTS)
+      lists.push({ entries: entries.slice(), bytes: bytes ?? 0 });
+    return join(entries, bytes, allocate);
+  };
+  counters.normalizedAfterState = (...args) => (counted++, normalizedAfterState(...args));
+  counters.normalizedAfter = (...args) => (counted++, normalizedAfter(...args));
+  let turn = 0;
+  prototype.evaluate = function (this: unknown, pass, selection, order) {
+    if (pass.collect) return real.call(this, pass, selection, order);
+    if (!ready) {
+      const result = real.call(this, pass, selection, order);
+      if (++answers === REAL_ANSWERS) {
+        ready = true;
+        module.toggleListBody = join;
+        counters.normalizedAfterState = normalizedAfterState;
+        counters.normalizedAfter = normalizedAfter;
+        const hashes = Math.round(counted / REAL_ANSWERS);
+        prefixes = Array.from({ length: hashes }, (_, k) => murmur.hashPrefix(`rollout-${k}:`, 0));
+      }
+      return result;
+    }
+    key.reset(String(pass.enhanced.userId ?? ''));
+    let mixed = 0;
+    for (const prefix of prefixes) mixed ^= normalizedAfter(prefix, key, 100);
+    const list = lists[turn++ % lists.length];
+    let release: (() => void) | undefined;
+    const body = join(list.entries, list.bytes, (length) => {
+      const taken = (this as Memory).memory.bodies.take(length);
+      release = taken.release;
+      return taken.body;
+    });
+    // the hashes' result is used, so that no compiler drops them
+    body[0] |= mixed & 0;
+    return { body, usage: undefined, release };
+  };
+}
+
 /** Real answers first (their bytes kept), then a digest and a copy for every new user. */
 function engineAtFloor(): void {
   const prototype = EvaluationPipeline.prototype;
@@ -150,3 +217,4 @@ if (FLOORS.has('query')) queryAtFloor();
 if (FLOORS.has('engine')) engineAtFloor();
 if (FLOORS.has('digest')) digestAtFloor();
 if (FLOORS.has('answer')) answerAtFloor();
+if (FLOORS.has('join')) joinAtFloor();

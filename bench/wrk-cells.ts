@@ -68,6 +68,7 @@ interface Cell {
 const FLOOR_CELLS: readonly { readonly floors: string; readonly name: string }[] = [
   { floors: 'query', name: 'the same, query → context at its floor' },
   { floors: 'digest', name: 'the same, canonical context and digest at their floor' },
+  { floors: 'join', name: 'the same, evaluation and templates at their floor, the real join' },
   { floors: 'answer', name: 'the same, evaluation, templates and join at their floor' },
   { floors: 'digest,answer', name: 'the same, digest and answer at their floors' },
   { floors: 'engine', name: 'the same, the whole engine at its floor' },
