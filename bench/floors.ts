@@ -16,6 +16,8 @@
  *   `answer`), the answer's bytes joined as the proxy joins them: the lists of entries (the
  *   template's pieces and runs, the same buffers) of the last 64 real answers, one per request in
  *   turn, through the proxy's own join into the memory the answer is written in;
+ * - `minimal`: not a floor of one step but the answer written by the least code doing the engine's
+ *   work for the bench's definitions (`minimal-answer.ts`): what the engine's generality costs;
  * - `engine`: the whole engine (`prepare` and `answer`: the context enhanced, determinism, the
  *   canonical context and digest, memo keys, templates, evaluation, the join, the answer cache's
  *   sighting) as one SHA-256 of the userId and one copy of a real answer into reused memory: what is
@@ -36,6 +38,7 @@ import { EvaluationPipeline } from '../src/proxy/evaluation/pipeline';
 import * as etag from '../src/proxy/engine/etag';
 import * as toggleJson from '../src/proxy/engine/toggle-json';
 import * as murmur from '../src/proxy/upstream/murmur-hash';
+import { minimalAnswer } from './minimal-answer';
 
 const FLOORS = new Set((process.env.BENCH_FLOORS ?? '').split(',').filter((s) => s !== ''));
 const ROOT = new Set<string>(ROOT_FIELDS);
@@ -218,3 +221,4 @@ if (FLOORS.has('engine')) engineAtFloor();
 if (FLOORS.has('digest')) digestAtFloor();
 if (FLOORS.has('answer')) answerAtFloor();
 if (FLOORS.has('join')) joinAtFloor();
+if (FLOORS.has('minimal')) minimalAnswer(REAL_ANSWERS);

@@ -13,11 +13,13 @@
  * to the ceiling. Needs `wrk` on the PATH (Debian: `apt-get install wrk`). `npm run bench` stays
  * the full table; this reads the same rows with the other load generator.
  *
- * With `--floors`, five more proxies each answer the new user's GET with properties with steps of
+ * With `--floors`, seven more proxies each answer the new user's GET with properties with steps of
  * it at their floor (`floors.ts`: the query, the canonical context and digest, the evaluation and
- * join, the last two together, and the whole engine), in the same rounds: what each step costs
- * over HTTP above its floor, as the median of the rounds' ratios to the real proxy's new user
- * (each round reads both within seconds) times the real proxy's median µs.
+ * template loop, the whole answer, the digest and answer together, and the whole engine), and one
+ * with its answer written by the least code for these definitions (`minimal-answer.ts`), in the
+ * same rounds: what each step costs over HTTP above its floor, as the median of the rounds' ratios
+ * to the real proxy's new user (each round reads both within seconds) times the real proxy's
+ * median µs.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -68,6 +70,7 @@ interface Cell {
 const FLOOR_CELLS: readonly { readonly floors: string; readonly name: string }[] = [
   { floors: 'query', name: 'the same, query → context at its floor' },
   { floors: 'digest', name: 'the same, canonical context and digest at their floor' },
+  { floors: 'minimal', name: 'the same, the answer by the least code for these definitions' },
   { floors: 'join', name: 'the same, evaluation and templates at their floor, the real join' },
   { floors: 'answer', name: 'the same, evaluation, templates and join at their floor' },
   { floors: 'digest,answer', name: 'the same, digest and answer at their floors' },
