@@ -88,41 +88,65 @@ function digestAtFloor(): void {
   });
 }
 
+/**
+ * The answer's hashes at their floor: the rollout and variant hashes the engine computes, counted
+ * over the real answers (`count` until `stop`), then one MurmurHash3 each (prepared prefix and key)
+ * per new user.
+ */
+class HashFloor {
+  private readonly exports = murmur as {
+    normalizedAfterState: typeof murmur.normalizedAfterState;
+    normalizedAfter: typeof murmur.normalizedAfter;
+  };
+  private readonly originals = { ...this.exports };
+  private counted = 0;
+  private prefixes: murmur.HashPrefix[] = [];
+  private readonly key = new murmur.PreparedKey('');
+
+  /** Counts every hash the engine computes from now on. */
+  count(): void {
+    const { normalizedAfterState, normalizedAfter } = this.originals;
+    this.exports.normalizedAfterState = (...args) => (this.counted++, normalizedAfterState(...args));
+    this.exports.normalizedAfter = (...args) => (this.counted++, normalizedAfter(...args));
+  }
+
+  /** Stops counting: a new user's floor is the hashes of an average one of these `answers`. */
+  stop(answers: number): void {
+    Object.assign(this.exports, this.originals);
+    const hashes = Math.round(this.counted / answers);
+    this.prefixes = Array.from({ length: hashes }, (_, k) => murmur.hashPrefix(`rollout-${k}:`, 0));
+  }
+
+  /** One new user's hashes, their results mixed (to be used, so that no compiler drops them). */
+  run(userId: unknown): number {
+    this.key.reset(String(userId ?? ''));
+    let mixed = 0;
+    for (const prefix of this.prefixes) mixed ^= this.originals.normalizedAfter(prefix, this.key, 100);
+    return mixed;
+  }
+}
+
 /** Real answers first (their hashes counted, their bytes kept), then the floor for every new user. */
 function answerAtFloor(): void {
   const prototype = Evaluator.prototype as unknown as { evaluate: Evaluate };
   const real = prototype.evaluate;
-  const counters = murmur as {
-    normalizedAfterState: typeof murmur.normalizedAfterState;
-    normalizedAfter: typeof murmur.normalizedAfter;
-  };
-  const { normalizedAfterState, normalizedAfter } = counters;
-  let counted = 0;
+  const hashes = new HashFloor();
+  hashes.count();
   let answers = 0;
   let body: Buffer | undefined;
-  let prefixes: murmur.HashPrefix[] = [];
-  const key = new murmur.PreparedKey('');
   prototype.evaluate = function (this: unknown, pass, selection, order) {
     if (pass.collect) return real.call(this, pass, selection, order);
     if (body === undefined) {
-      counters.normalizedAfterState = (...args) => (counted++, normalizedAfterState(...args));
-      counters.normalizedAfter = (...args) => (counted++, normalizedAfter(...args));
       const result = real.call(this, pass, selection, order);
       if (++answers === REAL_ANSWERS) {
-        counters.normalizedAfterState = normalizedAfterState;
-        counters.normalizedAfter = normalizedAfter;
+        hashes.stop(REAL_ANSWERS);
         body = Buffer.from(result.body);
-        const hashes = Math.round(counted / REAL_ANSWERS);
-        prefixes = Array.from({ length: hashes }, (_, k) => murmur.hashPrefix(`rollout-${k}:`, 0));
       }
       return result;
     }
-    key.reset(String(pass.enhanced.userId ?? ''));
-    let mixed = 0;
-    for (const prefix of prefixes) mixed ^= normalizedAfter(prefix, key, 100);
+    const mixed = hashes.run(pass.enhanced.userId);
     const taken = (this as Memory).memory.bodies.take(body.length);
     body.copy(taken.body);
-    // the hashes' result is used, so that no compiler drops them
     taken.body[0] = body[0] | (mixed & 0);
     return { body: taken.body, usage: undefined, release: taken.release };
   };
@@ -140,25 +164,17 @@ function joinAtFloor(): void {
   const real = prototype.evaluate;
   const module = toggleJson as { toggleListBody: typeof toggleJson.toggleListBody };
   const join = module.toggleListBody;
-  const counters = murmur as {
-    normalizedAfterState: typeof murmur.normalizedAfterState;
-    normalizedAfter: typeof murmur.normalizedAfter;
-  };
-  const { normalizedAfterState, normalizedAfter } = counters;
-  let counted = 0;
+  const hashes = new HashFloor();
+  hashes.count();
   let answers = 0;
   let ready = false;
   const lists: { entries: Uint8Array[]; bytes: number }[] = [];
-  let prefixes: murmur.HashPrefix[] = [];
-  const key = new murmur.PreparedKey('');
   // a real answer's entries, kept for the last answers before the floor takes over
   module.toggleListBody = (entries, bytes, allocate) => {
     if (!ready && answers >= REAL_ANSWERS - KEPT_LISTS)
       lists.push({ entries: entries.slice(), bytes: bytes ?? 0 });
     return join(entries, bytes, allocate);
   };
-  counters.normalizedAfterState = (...args) => (counted++, normalizedAfterState(...args));
-  counters.normalizedAfter = (...args) => (counted++, normalizedAfter(...args));
   let turn = 0;
   prototype.evaluate = function (this: unknown, pass, selection, order) {
     if (pass.collect) return real.call(this, pass, selection, order);
@@ -167,16 +183,11 @@ function joinAtFloor(): void {
       if (++answers === REAL_ANSWERS) {
         ready = true;
         module.toggleListBody = join;
-        counters.normalizedAfterState = normalizedAfterState;
-        counters.normalizedAfter = normalizedAfter;
-        const hashes = Math.round(counted / REAL_ANSWERS);
-        prefixes = Array.from({ length: hashes }, (_, k) => murmur.hashPrefix(`rollout-${k}:`, 0));
+        hashes.stop(REAL_ANSWERS);
       }
       return result;
     }
-    key.reset(String(pass.enhanced.userId ?? ''));
-    let mixed = 0;
-    for (const prefix of prefixes) mixed ^= normalizedAfter(prefix, key, 100);
+    const mixed = hashes.run(pass.enhanced.userId);
     const list = lists[turn++ % lists.length];
     let release: (() => void) | undefined;
     const body = join(list.entries, list.bytes, (length) => {
@@ -184,7 +195,6 @@ function joinAtFloor(): void {
       release = taken.release;
       return taken.body;
     });
-    // the hashes' result is used, so that no compiler drops them
     body[0] |= mixed & 0;
     return { body, usage: undefined, release };
   };
