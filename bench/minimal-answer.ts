@@ -91,12 +91,19 @@ function scramble(block: number): number {
   return Math.imul((k1 << 15) | (k1 >>> 17), 0x1b873593);
 }
 
-/** MurmurHash3 of a prepared prefix followed by a prepared key (`murmur-hash.ts`'s `mixAfterState`), unsigned. */
-function hashOf(h1: number, tail: number, tailLength: number, length: number, key: PreparedKey): number {
+/**
+ * `normalizer`'s share of MurmurHash3 of the prefix kept at `records[from ..]` (h1, tail, its
+ * length, the prefix's length) followed by a prepared key, from 1 to `normalizer`: what the SDK's
+ * `normalizedValue` answers (`murmur-hash.ts`'s `normalizedAfterState`, written out here).
+ */
+function normalizedAt(records: Int32Array, from: number, key: PreparedKey, normalizer: number): number {
+  const tailLength = records[from + 2];
+  const tail = records[from + 1];
+  const length = records[from + 3];
   if ((key.ready & (1 << tailLength)) === 0) key.align(tailLength);
   const parts = key.parts;
   const at = 5 * tailLength;
-  let h = h1;
+  let h = records[from];
   if (tailLength > 0) {
     const block = tail | (parts[at] << (8 * tailLength));
     if (tailLength + parts[at + 1] === 4) {
@@ -118,7 +125,8 @@ function hashOf(h1: number, tail: number, tailLength: number, length: number, ke
   h ^= h >>> 13;
   h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
-  return h >>> 0;
+  // h as unsigned is 2 * (h >>> 1) + (h & 1): the remainder in 32-bit integers
+  return ((((h >>> 1) % normalizer) * 2 + (h & 1)) % normalizer) + 1;
 }
 
 /** The template's toggles as this floor's records, with the checks and fields they read. */
@@ -247,14 +255,7 @@ function outcomes(
         ids[j] = ref === DEFAULT_KEY ? NOT_FLAT : records[at + OFF];
         continue;
       }
-      const h = hashOf(
-        records[at + PREFIX],
-        records[at + PREFIX + 1],
-        records[at + PREFIX + 2],
-        records[at + PREFIX + 3],
-        key,
-      );
-      if (((((h >>> 1) % 100) * 2 + (h & 1)) % 100) + 1 > records[at + PERCENT]) {
+      if (normalizedAt(records, at + PREFIX, key, 100) > records[at + PERCENT]) {
         ids[j] = records[at + OFF];
         continue;
       }
@@ -269,15 +270,7 @@ function outcomes(
       ids[j] = NOT_FLAT;
       continue;
     }
-    const h = hashOf(
-      records[at + CHOICE_PREFIX],
-      records[at + CHOICE_PREFIX + 1],
-      records[at + CHOICE_PREFIX + 2],
-      records[at + CHOICE_PREFIX + 3],
-      key,
-    );
-    const total = records[at + TOTAL];
-    const target = ((((h >>> 1) % total) * 2 + (h & 1)) % total) + 1;
+    const target = normalizedAt(records, at + CHOICE_PREFIX, key, records[at + TOTAL]);
     const w0 = records[at + W0];
     const w1 = records[at + W1];
     ids[j] =
